@@ -1,0 +1,98 @@
+// npm run admin -- <command> [options]: bootstrap and operate a deployment without SQL.
+// Works on the database the environment names (DATABASE_URL, else the embedded one).
+import { parseArgs } from 'node:util'
+import { createApiKey, createOrganization, createUser, revokeApiKey, setPlan } from '../src/admin/commands.js'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { openDatabase, type Prisma } from '../src/db/database.js'
+import type { Plan, SubscriptionStatus } from '../src/generated/prisma/enums.js'
+
+const USAGE = `usage: npm run admin -- <command> [options]
+
+  create-org   --name <name> [--plan free|pro] [--status active|trialing|past_due|canceled] [--period-end <ISO date>]
+  create-user  --org <organization id> --email <email> --name <name>
+  create-key   --user <user id> [--name <label>] [--expires <ISO date>]     prints the key once
+  revoke-key   --prefix <srk_xxxxxxxx> | --id <api key id>
+  set-plan     --org <organization id> --plan free|pro [--status <status>] [--period-end <ISO date>|none]`
+
+class UsageError extends Error {}
+
+const PLANS = ['free', 'pro'] as const
+const STATUSES = ['active', 'trialing', 'past_due', 'canceled'] as const
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function oneOf<T extends string> (name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`)
+  return value as T
+}
+function required (name: string, value: string | undefined): string {
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+function uuid (name: string, value: string | undefined): string {
+  if (!UUID.test(required(name, value))) throw new UsageError(`--${name} must be a UUID`)
+  return value as string
+}
+function date (name: string, value: string | undefined): Date | null | undefined {
+  if (value === undefined) return undefined
+  if (value === 'none') return null
+  const d = new Date(value)
+  if (Number.isNaN(d.getTime())) throw new UsageError(`--${name} must be an ISO 8601 date`)
+  return d
+}
+
+type Options = Record<string, string | undefined>
+const commands: Record<string, (prisma: Prisma, o: Options) => Promise<unknown>> = {
+  'create-org': async (prisma, o) => await createOrganization(prisma, {
+    name: required('name', o.name), plan: oneOf('plan', o.plan, PLANS) ?? 'free', status: oneOf('status', o.status, STATUSES) ?? 'active', currentPeriodEnd: date('period-end', o['period-end']) ?? null,
+  }),
+  'create-user': async (prisma, o) => await createUser(prisma, { organizationId: uuid('org', o.org), email: required('email', o.email), name: required('name', o.name) }),
+  'create-key': async (prisma, o) => {
+    const created = await createApiKey(prisma, { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null })
+    return { ...created, note: 'Store the key now: it is not shown again.' }
+  },
+  'revoke-key': async (prisma, o) => {
+    if ((o.prefix === undefined) === (o.id === undefined)) throw new UsageError('give exactly one of --prefix and --id')
+    const revoked = await revokeApiKey(prisma, o.id !== undefined ? { id: uuid('id', o.id) } : { prefix: required('prefix', o.prefix) })
+    if (!revoked) throw new Error('No active key matched.')
+    return { revoked: true }
+  },
+  'set-plan': async (prisma, o) => await setPlan(prisma, {
+    organizationId: uuid('org', o.org), plan: oneOf<Plan>('plan', required('plan', o.plan), PLANS) as Plan, status: oneOf<SubscriptionStatus>('status', o.status, STATUSES), currentPeriodEnd: date('period-end', o['period-end']),
+  }),
+}
+
+async function main (): Promise<number> {
+  let command: string | undefined
+  let options: Options
+  try {
+    const parsed = parseArgs({
+      allowPositionals: true,
+      strict: true,
+      options: Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id'].map(n => [n, { type: 'string' as const }])),
+    })
+    command = parsed.positionals[0]
+    if (parsed.positionals.length !== 1 || command === undefined || !(command in commands)) throw new UsageError(command === undefined ? 'a command is required' : `unknown command: ${parsed.positionals.join(' ')}`)
+    options = parsed.values as Options
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`)
+    return 2
+  }
+  const db = await openDatabase(loadConfig())
+  try {
+    const result = await commands[command]!(db.prisma, options)
+    console.log(JSON.stringify(result, (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v, 2))
+    return 0
+  } catch (error) {
+    if (error instanceof UsageError) { console.error(`${error.message}\n\n${USAGE}`); return 2 }
+    console.error(`error: ${(error as Error).message.split('\n').filter(Boolean).slice(-1)[0] ?? 'failed'}`)
+    return 1
+  } finally {
+    await db.close()
+  }
+}
+
+main().then(code => { process.exitCode = code }, (error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error)
+  process.exitCode = 1
+})

@@ -1,0 +1,23 @@
+// npm run db:migrate: applies pending migrations to the database DATABASE_URL names, through
+// the WebAssembly schema engine (same `_prisma_migrations` table as `prisma migrate deploy`).
+import { ConfigError, loadConfig } from '../src/config.js'
+import { openServerDatabase } from '../src/db/database.js'
+import { applyMigrations } from '../src/db/migrations.js'
+
+try {
+  const config = loadConfig()
+  if (config.DATABASE_URL === undefined) {
+    console.error('DATABASE_URL is not set. (The embedded database migrates itself on start.)')
+    process.exit(2)
+  }
+  const db = openServerDatabase(config.DATABASE_URL, config)
+  try {
+    const applied = await applyMigrations(db.adapterFactory)
+    console.log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.join(', ')}`)
+  } finally {
+    await db.close()
+  }
+} catch (error) {
+  console.error(error instanceof ConfigError ? error.message : error)
+  process.exitCode = 1
+}

@@ -1,0 +1,21 @@
+// npm run db:seed: resets the demo organizations on the configured database and prints
+// their keys. The demo keys are derived from fixed labels: never seed a database that
+// faces the internet.
+import { ConfigError, loadConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { seedDemoData } from '../src/db/seed.js'
+
+try {
+  const config = loadConfig()
+  const db = await openDatabase(config)
+  try {
+    const demo = await seedDemoData(db.prisma)
+    console.log(`Seeded demo data into the ${db.kind} database.`)
+    for (const c of demo.credentials) console.log(`  ${c.plan.padEnd(4)}  ${c.organization.padEnd(18)} ${c.key}`)
+  } finally {
+    await db.close()
+  }
+} catch (error) {
+  console.error(error instanceof ConfigError ? error.message : error)
+  process.exitCode = 1
+}

@@ -1,0 +1,43 @@
+import { generateApiKey } from '../auth/api-keys.js'
+import type { Prisma } from '../db/database.js'
+import type { Plan, SubscriptionStatus } from '../generated/prisma/enums.js'
+
+// What an operator needs to bootstrap and run a deployment without SQL. Each function is
+// one database operation; scripts/admin.ts is the command line around them.
+
+export async function createOrganization (prisma: Prisma, input: { name: string, plan?: Plan, status?: SubscriptionStatus, currentPeriodEnd?: Date | null }) {
+  return await prisma.organization.create({
+    data: { name: input.name, plan: input.plan ?? 'free', subscriptionStatus: input.status ?? 'active', currentPeriodEnd: input.currentPeriodEnd ?? null },
+  })
+}
+
+export async function createUser (prisma: Prisma, input: { organizationId: string, email: string, name: string }) {
+  return await prisma.user.create({ data: input })
+}
+
+/** Creates a key and returns it in clear: the only time it is ever available. */
+export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null }) {
+  const { key, prefix, hash } = generateApiKey()
+  const row = await prisma.apiKey.create({
+    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null },
+    select: { id: true, prefix: true, expiresAt: true },
+  })
+  return { ...row, key }
+}
+
+/** Revokes by id or by the key's readable prefix; false when no active key matched. */
+export async function revokeApiKey (prisma: Prisma, by: { id: string } | { prefix: string }): Promise<boolean> {
+  const { count } = await prisma.apiKey.updateMany({ where: { ...by, revokedAt: null }, data: { revokedAt: new Date() } })
+  return count > 0
+}
+
+export async function setPlan (prisma: Prisma, input: { organizationId: string, plan: Plan, status?: SubscriptionStatus, currentPeriodEnd?: Date | null }) {
+  return await prisma.organization.update({
+    where: { id: input.organizationId },
+    data: {
+      plan: input.plan,
+      ...(input.status !== undefined ? { subscriptionStatus: input.status } : {}),
+      ...(input.currentPeriodEnd !== undefined ? { currentPeriodEnd: input.currentPeriodEnd } : {}),
+    },
+  })
+}

@@ -1,0 +1,44 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import type { Database } from './db/database.js'
+import healthRoutes from './health/routes.js'
+import jobRoutes from './jobs/routes.js'
+import meRoutes from './me/routes.js'
+import authPlugin from './plugins/auth.js'
+import cachingPlugin from './plugins/caching.js'
+import errorsPlugin from './plugins/errors.js'
+import openapiPlugin from './plugins/openapi.js'
+import prismaPlugin from './plugins/prisma.js'
+import requestIdPlugin from './plugins/request-id.js'
+import { sharedSchemas } from './schemas/index.js'
+import { serverOptions } from './server-options.js'
+
+export interface AppOptions {
+  config: Config
+  /** Owned by the app from here on: closing the app closes it. */
+  database: Database
+  /** Where log lines go (tests read them); standard output by default. */
+  logStream?: NodeJS.WritableStream
+}
+
+/** Builds the app: plugins, then routes. Never listens (tests use inject or listen themselves). */
+export async function buildApp ({ config, database, logStream }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(config, logStream)).withTypeProvider<TypeBoxTypeProvider>()
+  for (const schema of sharedSchemas) app.addSchema(schema)
+
+  await app.register(errorsPlugin)
+  await app.register(requestIdPlugin)
+  await app.register(prismaPlugin, { database })
+  await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
+
+  await app.register(healthRoutes, { prefix: '/health' })
+  await app.register(async (api) => {
+    await api.register(authPlugin)
+    await api.register(cachingPlugin)
+    await api.register(meRoutes)
+    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET })
+  }, { prefix: '/api' })
+
+  return app
+}

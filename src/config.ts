@@ -1,0 +1,51 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+const Int = (options: { default: number, minimum: number, maximum: number, description: string }) =>
+  Type.Integer(options)
+
+/** Every environment variable the service reads. The Config type is derived from it. */
+export const ConfigSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Address to listen on (0.0.0.0 in a container).' }),
+  PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'Port to listen on (0 picks a free one).' }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+[^/\\s]$', description: 'Base URL as clients see it; the OpenAPI servers entry. Defaults to http://HOST:PORT.' })),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
+
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL server. Unset: the embedded database under DATA_DIR.' })),
+  DB_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 500, description: 'Connections in the pool.' }),
+  DB_CONNECTION_TIMEOUT_MS: Int({ default: 2000, minimum: 1, maximum: 600_000, description: 'Wait for a connection (new or from the pool).' }),
+  DB_QUERY_TIMEOUT_MS: Int({ default: 5000, minimum: 1, maximum: 600_000, description: 'Client-side bound on one query.' }),
+  DB_STATEMENT_TIMEOUT_MS: Int({ default: 4000, minimum: 1, maximum: 600_000, description: 'Server-side statement_timeout.' }),
+  DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
+
+  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors. Set the same value on every instance; unset: random per process.' })),
+  UPGRADE_URL: Type.String({ default: '/dashboard/billing', pattern: '^/', description: 'Relative path of the billing page, in 403 bodies.' }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads the configuration from an environment. Empty strings count as unset, so that
+ * `PORT=` in a .env file means "the default", not "invalid".
+ */
+export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const [key, schema] of Object.entries(ConfigSchema.properties)) {
+    const value = env[key]
+    if (value === undefined || value === '') continue
+    // Integers are parsed strictly: "1.5" or "10ms" is an error, not 1 or 10.
+    raw[key] = (schema as { type?: string }).type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value
+  }
+  const candidate = Value.Default(ConfigSchema, raw)
+  const errors = [...Value.Errors(ConfigSchema, candidate)]
+  if (errors.length > 0) {
+    const lines = errors.map(e => {
+      const name = e.path.replace(/^\//, '')
+      return `  ${name}=${JSON.stringify(env[name] ?? '')}: ${e.message}`
+    })
+    throw new ConfigError(`Invalid configuration:\n${[...new Set(lines)].join('\n')}`)
+  }
+  return candidate as Config
+}

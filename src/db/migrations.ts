@@ -1,0 +1,91 @@
+import { readdir, readFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PGlite } from '@electric-sql/pglite'
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
+import { PrismaPGlite } from 'pglite-prisma-adapter'
+import { openSchemaEngine, type SchemaEngine } from './schema-engine.js'
+
+// Prisma Migrate's own layout, so `prisma migrate deploy` works on the same folder for
+// anyone who has the native engine.
+const root = resolve(fileURLToPath(import.meta.url), '../../..')
+export const schemaPath = join(root, 'prisma/schema.prisma')
+export const migrationsDir = join(root, 'prisma/migrations')
+
+const noFilters = { externalTables: [], externalEnums: [] }
+
+export async function readSchema (): Promise<{ path: string, content: string }> {
+  return { path: 'schema.prisma', content: await readFile(schemaPath, 'utf8') }
+}
+
+export async function readMigrations (dir = migrationsDir): Promise<Parameters<SchemaEngine['applyMigrations']>[0]['migrationsList']> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+  const names = entries.filter(e => e.isDirectory()).map(e => e.name).sort()
+  const lockfile = await readFile(join(dir, 'migration_lock.toml'), 'utf8').catch(() => null)
+  return {
+    baseDir: dir,
+    lockfile: { path: 'migration_lock.toml', content: lockfile },
+    shadowDbInitScript: '',
+    migrationDirectories: await Promise.all(names.map(async name => ({
+      path: name,
+      migrationFile: {
+        path: 'migration.sql',
+        content: await readFile(join(dir, name, 'migration.sql'), 'utf8')
+          .then(value => ({ tag: 'ok' as const, value }), (error: Error) => ({ tag: 'error' as const, value: error.message })),
+      },
+    }))),
+  }
+}
+
+/**
+ * Runs `use` with an engine, then disposes of every connection the engine opened: it does
+ * not do so itself, and an open pool would keep the process alive.
+ */
+async function withEngine<T> (factory: SqlMigrationAwareDriverAdapterFactory, use: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+  const opened: Array<{ dispose: () => Promise<void> }> = []
+  const tracked: SqlMigrationAwareDriverAdapterFactory = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => { const a = await factory.connect(); opened.push(a); return a },
+    connectToShadowDb: async () => { const a = await factory.connectToShadowDb(); opened.push(a); return a },
+  }
+  const engine = await openSchemaEngine(tracked, await readSchema())
+  try {
+    return await use(engine)
+  } finally {
+    engine.free()
+    await Promise.all(opened.map(async a => { await a.dispose() }))
+  }
+}
+
+/** Applies the migrations not yet applied, recording them in `_prisma_migrations`. */
+export async function applyMigrations (factory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
+  const migrationsList = await readMigrations()
+  return await withEngine(factory, async engine =>
+    (await engine.applyMigrations({ migrationsList, filters: noFilters })).appliedMigrationNames)
+}
+
+/**
+ * The SQL that would take a database built by the migrations to the schema; empty when they
+ * agree. The engine replays the migrations on a shadow database: an in-memory embedded one,
+ * since the answer does not depend on any real database.
+ */
+export async function diffMigrationsToSchema (): Promise<string> {
+  const migrationsList = await readMigrations()
+  const schema = await readSchema()
+  const shadow = new PGlite()
+  try {
+    return await withEngine(new PrismaPGlite(shadow), async engine => {
+      const result = await engine.diff({
+        from: { tag: 'migrations', ...migrationsList },
+        to: { tag: 'schemaDatamodel', files: [schema] },
+        script: true,
+        exitCode: null,
+        filters: noFilters,
+      })
+      return (result.stdout ?? '').replace(/^-- This is an empty migration\.\s*$/m, '').trim()
+    })
+  } finally {
+    await shadow.close()
+  }
+}

@@ -1,0 +1,20 @@
+import { ERROR_CODES, type ErrorStatus } from './schemas/error.js'
+
+/**
+ * An error with a documented status and code. Thrown anywhere in a request; the error
+ * handler turns it into the shared error body.
+ */
+export class ApiError extends Error {
+  readonly code: string
+  constructor (
+    readonly statusCode: ErrorStatus,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.code = ERROR_CODES[statusCode]
+  }
+}
+
+export const jobNotFound = (): ApiError => new ApiError(404, 'Job not found')

@@ -1,0 +1,26 @@
+import type { Job } from '../schemas/job.js'
+import type { JobWithStats } from './repository.js'
+
+/** The API's Job object from a stored job and its counts. */
+export function presentJob ({ job, questionCount, screens }: JobWithStats): Job {
+  const completed = screens.find(s => s.status === 'completed')
+  return {
+    id: job.id,
+    user_id: job.userId,
+    title: job.title,
+    company_name: job.companyName,
+    description: job.description,
+    status: job.status,
+    slug: job.slug,
+    share_token: job.shareToken,
+    logo_url: job.logoUrl,
+    brand_color: job.brandColor,
+    show_service_branding: job.showServiceBranding,
+    eu_candidates_allowed: job.euCandidatesAllowed,
+    question_count: questionCount,
+    interview_count: screens.reduce((sum, s) => sum + s.count, 0),
+    average_score: completed?.averageScore ?? null,
+    created_at: job.createdAt.toISOString(),
+    updated_at: job.updatedAt.toISOString(),
+  }
+}

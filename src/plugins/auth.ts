@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { apiKeyPrefix, hashApiKey } from '../auth/api-keys.js'
+import type { Caller } from '../auth/caller.js'
+import { findCallerByKeyHash, touchKey } from '../auth/repository.js'
+import { ApiError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook before anything else runs on an authenticated route. */
+    caller: Caller
+  }
+}
+
+/** `last_used_at` is recorded at most this often per key: no write on every request. */
+export const LAST_USED_RESOLUTION_MS = 5 * 60_000
+
+const BEARER = /^bearer +(\S+) *$/i
+
+// Every failure is the same 401: nothing tells a caller whether a key ever existed.
+const unauthorized = (): ApiError => new ApiError(401, 'A valid API key is required: send `Authorization: Bearer <api key>`.')
+
+export default fp(async function authPlugin (app: FastifyInstance) {
+  app.decorateRequest('caller', null as unknown as Caller)
+  const touched = new Map<string, number>()
+
+  function recordUse (request: FastifyRequest, caller: Caller & { lastUsedAt: Date | null }, now: Date): void {
+    const last = Math.max(caller.lastUsedAt?.getTime() ?? 0, touched.get(caller.apiKeyId) ?? 0)
+    if (now.getTime() - last < LAST_USED_RESOLUTION_MS) return
+    touched.set(caller.apiKeyId, now.getTime())
+    if (touched.size > 10_000) touched.clear()
+    touchKey(app.prisma, caller.apiKeyId, now, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))
+      .catch((err: unknown) => { request.log.warn({ err }, 'could not record API key use') })
+  }
+
+  app.addHook('onRequest', async (request) => {
+    const header = request.headers.authorization
+    const key = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
+    // A string that cannot be one of our keys is refused without a database query.
+    if (key === undefined || apiKeyPrefix(key) === undefined) throw unauthorized()
+    const now = new Date()
+    const caller = await findCallerByKeyHash(app.prisma, hashApiKey(key), now)
+    if (caller === null) throw unauthorized()
+    recordUse(request, caller, now)
+    const { lastUsedAt: _, ...rest } = caller
+    request.caller = rest
+  })
+}, { name: 'auth', dependencies: ['prisma'] })

@@ -1,0 +1,41 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ApiError } from '../errors.js'
+import { ERROR_CODES, type ErrorStatus } from '../schemas/error.js'
+
+const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
+
+/** Writes an ApiError as the shared error body. Every error response goes through here. */
+export function sendApiError (request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer')
+  return reply
+    .code(error.statusCode)
+    .headers(error.headers)
+    .send({ error: error.message, code: error.code, request_id: request.id, ...error.extra })
+}
+
+/** Maps any error thrown during a request to an ApiError; never leaks internals. */
+export function toApiError (error: FastifyError | Error, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation !== undefined) {
+    const context = fastifyError.validationContext ?? 'request'
+    const details = fastifyError.validation.map(v => ({
+      path: `${context}${v.instancePath === '' && typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : v.instancePath}`,
+      message: v.message ?? 'is invalid',
+    }))
+    const summary = details.map(d => `${d.path} ${d.message}`).join('; ')
+    return new ApiError(400, `Invalid request: ${summary}`, { details })
+  }
+  const status = fastifyError.statusCode
+  if (status !== undefined && status >= 400 && status < 500 && isDocumentedStatus(status)) {
+    return new ApiError(status, fastifyError.message)
+  }
+  request.log.error({ err: error }, 'unhandled error')
+  return new ApiError(500, 'Internal server error')
+}
+
+export default fp(async function errorsPlugin (app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => sendApiError(request, reply, toApiError(error, request)))
+  app.setNotFoundHandler((request, reply) => sendApiError(request, reply, new ApiError(404, 'Route not found')))
+}, { name: 'errors' })

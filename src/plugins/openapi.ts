@@ -1,0 +1,42 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { version } from '../version.js'
+
+const DESCRIPTION = `Read API of the recruitment screening service: get a job, and get a job's analytics (Pro plan).
+
+**Authentication.** Every \`/api\` operation takes \`Authorization: Bearer <api key>\`. A missing, malformed, unknown, revoked or expired key gets 401 with \`WWW-Authenticate: Bearer\`. Access is scoped to the key's organization: another organization's job is reported exactly like a job that does not exist (404).
+
+**Errors.** Every error is JSON of one shape, \`{ "error": "<message>", "code": "<machine code>", "request_id": "<id>" }\`, plus fields that belong to that error (\`details\` on 400, \`upgrade_url\` on 403). Switch on \`code\`, not on the message.
+
+**Request ids.** Every response carries \`x-request-id\`: the one the request sent, when it is 1 to 128 characters of \`A-Z a-z 0-9 . _ : -\`, or a generated one. Quote it when reporting a problem.`
+
+/** The OpenAPI document (generated from the routes' TypeBox schemas) and Swagger UI. */
+export default fp(async function openapiPlugin (app: FastifyInstance, { publicUrl }: { publicUrl: string | undefined }) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Screening Read API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+      servers: [{ url: publicUrl ?? '/', description: publicUrl === undefined ? 'The host serving this document' : 'This deployment' }],
+      tags: [
+        { name: 'Jobs', description: 'Jobs of the caller\'s organization, with their counts and scores.' },
+        { name: 'Analytics', description: 'Completion and score analytics of a job. Pro plan only.' },
+        { name: 'Account', description: 'The caller: user, organization, subscription and entitlements.' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, e.g. `srk_AbCd1234_…`, created with `npm run admin -- create-key`.' },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    // Shared schemas keep their $id as their name in components.schemas (not def-0, def-1).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
+  })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: true, docExpansion: 'list', deepLinking: true, displayRequestDuration: true, tryItOutEnabled: true },
+  })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+}, { name: 'openapi' })

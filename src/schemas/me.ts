@@ -1,0 +1,31 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, Timestamp, Uuid } from './types.js'
+
+export const MeSchema = Type.Object({
+  user: Type.Object({
+    id: Uuid(),
+    email: Type.String({ format: 'email' }),
+    name: Type.String(),
+    created_at: Timestamp(),
+  }, { additionalProperties: false }),
+  organization: Type.Object({
+    id: Uuid(),
+    name: Type.String(),
+  }, { additionalProperties: false }),
+  subscription: Type.Object({
+    plan: Type.String({ description: 'Known values: `free`, `pro`.', examples: ['pro'] }),
+    status: Type.String({ description: 'Known values: `active`, `trialing`, `past_due`, `canceled`.', examples: ['active'] }),
+    current_period_end: Nullable(Timestamp({ description: 'End of the paid period; null when there is none.' })),
+  }, { additionalProperties: false }),
+  entitlements: Type.Object({
+    analytics: Type.Boolean({ description: 'Whether the job analytics operation is available now.' }),
+    branding: Type.Boolean({ description: 'Whether custom branding (logo, color) is available now.' }),
+  }, { additionalProperties: false, description: 'Computed at the time of the request: hide Pro features where false instead of provoking a 403.' }),
+}, {
+  $id: 'Me',
+  title: 'Me',
+  description: 'The caller: user, organization, subscription and what the subscription allows now.',
+  additionalProperties: false,
+})
+
+export type Me = Static<typeof MeSchema>

@@ -1,0 +1,21 @@
+import type { FastifyServerOptions } from 'fastify'
+import type { Config } from './config.js'
+import { requestId } from './plugins/request-id.js'
+
+/**
+ * Fastify's constructor options: one module for the server and the tests, so that tests
+ * run the server that production runs.
+ */
+export function serverOptions (config: Pick<Config, 'LOG_LEVEL'>, logStream?: NodeJS.WritableStream): FastifyServerOptions {
+  return {
+    logger: {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
+      ...(logStream !== undefined ? { stream: logStream } : {}),
+    },
+    genReqId: requestId,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 500 },
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: true } },
+  }
+}

@@ -1,0 +1,41 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+
+// The admin command line, run as an operator would, on an embedded database of its own.
+const dataDir = mkdtempSync(join(tmpdir(), 'screening-admin-'))
+t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+
+function admin (...args: string[]): { status: number | null, stdout: string, stderr: string } {
+  const { DATABASE_URL: _, ...env } = process.env
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { env: { ...env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 120_000 })
+}
+
+t.test('bad arguments print usage and exit non-zero', async t => {
+  for (const args of [[], ['frobnicate'], ['create-org'], ['create-org', '--name', 'X', '--plan', 'gold'], ['create-user', '--org', 'not-a-uuid', '--email', 'a@b', '--name', 'n'], ['create-key', '--bogus', 'x'], ['revoke-key']]) {
+    const res = admin(...args)
+    t.equal(res.status, 2, args.join(' ') || '(nothing)')
+    t.match(res.stderr, /usage: npm run admin/)
+  }
+})
+
+t.test('bootstrap an organization, a user and a key; change the plan; revoke the key', async t => {
+  const org = admin('create-org', '--name', 'Initech', '--plan', 'pro', '--status', 'trialing', '--period-end', '2030-01-01T00:00:00.000Z')
+  t.equal(org.status, 0, org.stderr)
+  const orgId = JSON.parse(org.stdout).id as string
+  const user = admin('create-user', '--org', orgId, '--email', 'pat@initech.test', '--name', 'Pat')
+  t.equal(user.status, 0, user.stderr)
+  const key = admin('create-key', '--user', JSON.parse(user.stdout).id, '--name', 'ci')
+  t.equal(key.status, 0, key.stderr)
+  const created = JSON.parse(key.stdout)
+  t.match(created.key, /^srk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{43}$/, 'the key is printed once')
+  const plan = admin('set-plan', '--org', orgId, '--plan', 'free', '--period-end', 'none')
+  t.equal(plan.status, 0, plan.stderr)
+  t.match(JSON.parse(plan.stdout), { plan: 'free', currentPeriodEnd: null, subscriptionStatus: 'trialing' })
+  t.equal(admin('revoke-key', '--prefix', created.prefix).status, 0)
+  const again = admin('revoke-key', '--prefix', created.prefix)
+  t.equal(again.status, 1, 'revoking twice fails: no active key matched')
+  t.match(again.stderr, /No active key matched/)
+})

@@ -1,0 +1,32 @@
+import { spawnSync } from 'node:child_process'
+import t from 'tap'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+t.test('defaults', async t => {
+  t.match(loadConfig({}), { HOST: '127.0.0.1', PORT: 3000, DATA_DIR: './.data', UPGRADE_URL: '/dashboard/billing', DB_POOL_MAX: 10 })
+  t.equal(loadConfig({}).DATABASE_URL, undefined, 'no database URL: embedded')
+  t.equal(loadConfig({ PORT: '' }).PORT, 3000, 'an empty value means unset')
+})
+
+t.test('values are converted and checked', async t => {
+  t.equal(loadConfig({ PORT: '8080' }).PORT, 8080)
+  t.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).DATABASE_URL, 'postgresql://u@h/db')
+})
+
+t.test('a bad value names the variable', async t => {
+  const bad: Record<string, string> = {
+    PORT: 'eighty', DB_POOL_MAX: '0', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', UPGRADE_URL: 'https://elsewhere', DB_QUERY_TIMEOUT_MS: '1.5', PUBLIC_URL: 'ftp://x',
+  }
+  for (const [name, value] of Object.entries(bad)) {
+    let error: unknown
+    try { loadConfig({ [name]: value }) } catch (e) { error = e }
+    t.ok(error instanceof ConfigError, `${name}: ConfigError`)
+    t.match((error as Error).message, `${name}=${JSON.stringify(value)}`, `${name}: named with its value`)
+  }
+})
+
+t.test('the server refuses to start on a bad value, with a non-zero exit and the message', async t => {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, PORT: 'eighty', DATA_DIR: '/nonexistent' }, encoding: 'utf8', timeout: 60_000 })
+  t.equal(res.status, 1)
+  t.match(res.stderr, /PORT="eighty"/)
+})

@@ -1,0 +1,26 @@
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { openServerDatabase } from '../src/db/database.js'
+import { buildTestApp } from './helpers/app.js'
+
+t.test('live and ready answer without credentials', async t => {
+  const { app } = await buildTestApp(t)
+  for (const url of ['/health/live', '/health/ready']) {
+    const res = await app.inject({ url })
+    t.equal(res.statusCode, 200, url)
+    t.same(res.json(), { status: 'ok' })
+  }
+})
+
+t.test('ready is 503 when the database is unreachable; live stays 200', async t => {
+  // Port 9 (discard) on loopback: nothing listens, connections are refused at once.
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: 'postgresql://nobody@127.0.0.1:9/none' })
+  const app = await buildApp({ config, database: openServerDatabase(config.DATABASE_URL!, config) })
+  t.teardown(() => app.close())
+  const ready = await app.inject({ url: '/health/ready' })
+  t.equal(ready.statusCode, 503)
+  t.equal(ready.headers['retry-after'], '5')
+  t.match(ready.json(), { code: 'unavailable', error: 'Database unavailable' })
+  t.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
+})

@@ -1,0 +1,102 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import { PrismaPGlite } from 'pglite-prisma-adapter'
+import { embeddedDatabase, openServerDatabase, type ClientOptions, type Database } from '../../src/db/database.js'
+import { applyMigrations, readMigrations } from '../../src/db/migrations.js'
+
+// Each test file gets a database of its own, already migrated: cloned from a template that
+// is built once per migration set (a PGlite dump on disk, or a template database on the
+// server), because running the migrations for every file would cost seconds each.
+
+const CACHE = join(import.meta.dirname, '../../node_modules/.cache/screening-tests')
+
+export const serverUrl = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== '' ? process.env.TEST_DATABASE_URL : undefined
+
+async function migrationsHash (): Promise<string> {
+  const list = await readMigrations()
+  const h = createHash('sha256')
+  for (const m of list.migrationDirectories) h.update(m.path).update(m.migrationFile.content.value)
+  return h.digest('hex').slice(0, 16)
+}
+
+async function embeddedTemplate (): Promise<Blob> {
+  const file = join(CACHE, `pglite-${await migrationsHash()}.tar.gz`)
+  const cached = await readFile(file).catch(() => undefined)
+  if (cached !== undefined) return new Blob([cached])
+  const db = new PGlite()
+  await applyMigrations(new PrismaPGlite(db))
+  const dump = await db.dumpDataDir('gzip')
+  await db.close()
+  await mkdir(CACHE, { recursive: true })
+  const tmp = `${file}.${process.pid}.tmp`
+  await writeFile(tmp, Buffer.from(await dump.arrayBuffer()))
+  await rename(tmp, file)
+  return dump
+}
+
+function databaseUrl (base: string, name: string): string {
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+// Databases made for tests are named after the one TEST_DATABASE_URL names, so whoever made
+// that one can drop them all (`<name>_tpl_<hash>`, `<name>_t_<random>`).
+const family = (url: string): string => new URL(url).pathname.slice(1).replace(/[^a-z0-9_]/gi, '_').slice(0, 30) || 'screening'
+
+async function serverTemplate (admin: pg.Client, base: string): Promise<string> {
+  const name = `${family(base)}_tpl_${await migrationsHash()}`
+  // One process builds the template; the others wait on the lock and then find it.
+  await admin.query('SELECT pg_advisory_lock(727272)')
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+    if (exists.rowCount === 0) {
+      const building = `${name}_building`
+      await admin.query(`DROP DATABASE IF EXISTS ${building}`)
+      await admin.query(`CREATE DATABASE ${building}`)
+      const db = openServerDatabase(databaseUrl(base, building), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
+      await applyMigrations(db.adapterFactory)
+      await db.close()
+      await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`)
+    }
+  } finally {
+    await admin.query('SELECT pg_advisory_unlock(727272)')
+  }
+  return name
+}
+
+export interface TestDatabase extends Database {
+  /** Connection string of this file's database on the server; undefined when embedded. */
+  url?: string
+}
+
+/** A fresh, migrated database for one test file. Closing it drops it. */
+export async function createTestDatabase (options: ClientOptions = {}): Promise<TestDatabase> {
+  if (serverUrl === undefined) {
+    return embeddedDatabase(new PGlite({ loadDataDir: await embeddedTemplate() }), options)
+  }
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  const name = `${family(serverUrl)}_t_${randomBytes(6).toString('hex')}`
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${await serverTemplate(admin, serverUrl)}`)
+  } finally {
+    await admin.end()
+  }
+  const url = databaseUrl(serverUrl, name)
+  const db = openServerDatabase(url, { DB_POOL_MAX: 5, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 }, options)
+  return {
+    ...db,
+    url,
+    close: async () => {
+      await db.close()
+      const drop = new pg.Client({ connectionString: serverUrl })
+      await drop.connect()
+      await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await drop.end()
+    },
+  }
+}

@@ -1,0 +1,34 @@
+import t from 'tap'
+import { buildTestApp } from './helpers/app.js'
+import { createTenant } from './helpers/fixtures.js'
+
+const { app, prisma } = await buildTestApp(t)
+const future = new Date(Date.now() + 30 * 86_400_000)
+const past = new Date(Date.now() - 86_400_000)
+
+const cases = [
+  { name: 'pro, active', tenant: { plan: 'pro', status: 'active', currentPeriodEnd: future }, pro: true },
+  { name: 'pro, trialing', tenant: { plan: 'pro', status: 'trialing', currentPeriodEnd: future }, pro: true },
+  { name: 'pro, no period end', tenant: { plan: 'pro', status: 'active', currentPeriodEnd: null }, pro: true },
+  { name: 'pro, past due', tenant: { plan: 'pro', status: 'past_due', currentPeriodEnd: future }, pro: false },
+  { name: 'pro, canceled', tenant: { plan: 'pro', status: 'canceled', currentPeriodEnd: future }, pro: false },
+  { name: 'pro, period ended', tenant: { plan: 'pro', status: 'active', currentPeriodEnd: past }, pro: false },
+  { name: 'free', tenant: { plan: 'free', status: 'active', currentPeriodEnd: null }, pro: false },
+] as const
+
+for (const c of cases) {
+  t.test(c.name, async t => {
+    const tenant = await createTenant(prisma, { ...c.tenant, name: c.name })
+    const res = await app.inject({ url: '/api/me', headers: tenant.auth })
+    t.equal(res.statusCode, 200)
+    const body = res.json()
+    const user = await prisma.user.findUniqueOrThrow({ where: { id: tenant.userId } })
+    t.same(body, {
+      user: { id: user.id, email: user.email, name: user.name, created_at: user.createdAt.toISOString() },
+      organization: { id: tenant.organizationId, name: c.name },
+      subscription: { plan: c.tenant.plan, status: c.tenant.status, current_period_end: c.tenant.currentPeriodEnd?.toISOString() ?? null },
+      entitlements: { analytics: c.pro, branding: c.pro },
+    })
+    t.match(body.user.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'timestamps have milliseconds and Z')
+  })
+}

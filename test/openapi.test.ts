@@ -1,0 +1,40 @@
+import t from 'tap'
+import { buildTestApp } from './helpers/app.js'
+
+const { app } = await buildTestApp(t)
+const res = await app.inject({ url: '/openapi.json' })
+const doc = res.json()
+
+t.test('served as OpenAPI 3.1 with the package version', async t => {
+  t.equal(res.statusCode, 200)
+  t.equal(doc.openapi, '3.1.0')
+  t.equal(doc.info.version, (await import('../package.json', { with: { type: 'json' } })).default.version)
+})
+
+t.test('a bearer security scheme, required by every /api operation', async t => {
+  t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: doc.components.securitySchemes.bearerAuth.description })
+  for (const [path, item] of Object.entries<Record<string, { security?: unknown, responses: Record<string, unknown> }>>(doc.paths)) {
+    t.ok(path.startsWith('/api/'), `${path} is an API path (health and docs are hidden)`)
+    for (const [method, op] of Object.entries(item)) {
+      t.same(op.security, [{ bearerAuth: [] }], `${method} ${path} requires the bearer key`)
+      t.ok(op.responses['401'], `${method} ${path} documents 401`)
+    }
+  }
+})
+
+t.test('shared schemas appear under their own names', async t => {
+  for (const name of ['Error', 'ErrorDetail', 'UpgradeRequired', 'Me', 'Job']) t.ok(doc.components.schemas[name], name)
+  t.notOk(Object.keys(doc.components.schemas).some(k => k.startsWith('def-')), 'no anonymous def-N')
+  t.same(doc.paths['/api/me'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Me' })
+  t.same(doc.paths['/api/me'].get.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/Error' })
+})
+
+t.test('Swagger UI is served at /docs', async t => {
+  const page = await app.inject({ url: '/docs/' })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /text\/html/)
+  t.match(page.body, /swagger-ui/i)
+  const init = await app.inject({ url: '/docs/static/swagger-initializer.js' })
+  t.equal(init.statusCode, 200)
+  t.match(init.body, /persistAuthorization/)
+})
