@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
+import { frameworkError, MAX_PARAM_LENGTH } from './plugins/errors.js'
 import { requestId } from './plugins/request-id.js'
 
 /**
@@ -15,7 +16,8 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL'>, logStream?: No
     },
     genReqId: requestId,
     return503OnClosing: true,
-    routerOptions: { maxParamLength: 500 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
+    frameworkErrors: frameworkError,
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: true } },
   }
 }

@@ -8,6 +8,8 @@ const isDocumentedStatus = (status: number): status is ErrorStatus => status in 
 /** Writes an ApiError as the shared error body. Every error response goes through here. */
 export function sendApiError (request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer')
+  // Also set here: errors raised by the router never reach the onSend hooks.
+  reply.header('x-request-id', request.id)
   return reply
     .code(error.statusCode)
     .headers(error.headers)
@@ -34,6 +36,22 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
   request.log.error({ err: error }, 'unhandled error')
   return new ApiError(500, 'Internal server error')
 }
+
+/**
+ * Errors raised by the router before a route is found (a malformed percent-encoding, a path
+ * segment over the router's limit): same shape as every other error.
+ */
+export function frameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new ApiError(414, `URI Too Long: a path segment is longer than ${MAX_PARAM_LENGTH} characters`)
+    : error.code === 'FST_ERR_BAD_URL'
+      ? new ApiError(400, 'Invalid request: the URL is not valid percent-encoded UTF-8', { details: [{ path: 'url', message: 'is not valid percent-encoded UTF-8' }] })
+      : toApiError(error, request)
+  sendApiError(request, reply, apiError)
+}
+
+/** Longest path segment the router accepts; longer is a 414. */
+export const MAX_PARAM_LENGTH = 500
 
 export default fp(async function errorsPlugin (app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => sendApiError(request, reply, toApiError(error, request)))

@@ -1,0 +1,17 @@
+import fc from 'fast-check'
+
+interface Comments { comment: (...message: unknown[]) => void }
+
+/**
+ * Runs a property with a fixed seed (reproducible in CI) and then with a random one that is
+ * printed, so a failure found by chance can be replayed: PROPERTY_SEED=<seed> npm test.
+ */
+export async function checkProperty<T> (t: Comments, name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>, numRuns = 200): Promise<void> {
+  const replay = process.env.PROPERTY_SEED
+  const seeds = replay !== undefined ? [Number(replay)] : [20260105, Math.floor(Math.random() * 2 ** 31)]
+  for (const seed of seeds) {
+    const started = Date.now()
+    await fc.assert(fc.asyncProperty(arbitrary, predicate), { seed, numRuns, endOnFailure: false })
+    t.comment(`property "${name}": ${numRuns} cases passed with seed ${seed} in ${Date.now() - started} ms (replay: PROPERTY_SEED=${seed})`)
+  }
+}
