@@ -37,7 +37,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
     await api.register(authPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)
-    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET })
+    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL })
   }, { prefix: '/api' })
 
   return app

@@ -1,5 +1,8 @@
 import type { Prisma } from '../db/database.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+
+const DAY_MS = 86_400_000
 
 // Queries only. Every method takes the caller's organization and scopes inside the query
 // itself; a null result is the caller's 404.
@@ -119,4 +122,47 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
     })),
     hasMore: rows.length > options.limit,
   }
+}
+
+export interface WeeklyBinRow {
+  week: string
+  count: number
+  averageScore: number | null
+}
+
+/**
+ * Completed screens of a job binned by the Monday of their completion week, local to `tz`
+ * (PostgreSQL's time-zone database handles daylight saving), ascending. Null when the job
+ * is not the caller's: the bins hang off the scoped job row by a lateral join, so one
+ * round trip answers both "does it exist" and "what are its bins".
+ *
+ * Prisma's groupBy cannot group by an expression (date_trunc), hence one parameterized
+ * raw query. With a range, the sargable instant bounds (widened by two days, more than any
+ * UTC offset) let the index do the work; the exact cut is on the local week.
+ */
+export async function weeklyBins (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<WeeklyBinRow[] | null> {
+  const { tz, weeks } = options
+  const bounds = weeks === undefined
+    ? PrismaSql.empty
+    : PrismaSql.sql`AND s.completed_at >= ${new Date(Date.parse(weeks.first) - 2 * DAY_MS)} AND s.completed_at < ${new Date(Date.parse(weeks.last) + 9 * DAY_MS)}`
+  const exact = weeks === undefined
+    ? PrismaSql.empty
+    : PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
+  const rows = await prisma.$queryRaw<Array<{ week: string | null, count: number | null, average_score: number | null }>>`
+    SELECT b.week, b.count, b.average_score
+    FROM jobs j
+    LEFT JOIN LATERAL (
+      SELECT to_char(w.week, 'YYYY-MM-DD') AS week, count(*)::int AS count, avg(w.score) AS average_score
+      FROM (
+        SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, s.score
+        FROM screens s
+        WHERE s.job_id = j.id AND s.status = 'completed' ${bounds}
+      ) w
+      ${exact}
+      GROUP BY w.week
+    ) b ON true
+    WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
+    ORDER BY b.week`
+  if (rows.length === 0) return null
+  return rows.filter(r => r.week !== null).map(r => ({ week: r.week as string, count: Number(r.count), averageScore: r.average_score === null ? null : Number(r.average_score) }))
 }

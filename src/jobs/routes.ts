@@ -8,9 +8,24 @@ import { ConditionalHeaders, JobParams, NotModified } from '../schemas/params.js
 import { errorResponses } from '../schemas/responses.js'
 import { CursorCodec } from './cursor.js'
 import { presentJob } from './present.js'
-import { findJob, listJobs } from './repository.js'
+import { completionRate, isTimeZone, mondayOf, rangeProblems, zeroFill } from './analytics.js'
+import { findJob, listJobs, screenStatsOfJob, weeklyBins } from './repository.js'
+import { requirePro } from '../plugins/plan-guard.js'
+import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schemas/analytics.js'
+import type { Static } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 
-const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined }> = async (app, { cursorSecret }) => {
+/** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
+async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
+  const { tz, from, to } = request.query
+  const details = [
+    ...(isTimeZone(tz) ? [] : [{ path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }]),
+    ...rangeProblems(from, to),
+  ]
+  if (details.length > 0) throw new ApiError(400, `Invalid request: ${details.map(d => `${d.path} ${d.message}`).join('; ')}`, { details })
+}
+
+const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string }> = async (app, { cursorSecret, upgradeUrl }) => {
   const cursors = new CursorCodec(cursorSecret)
 
   app.get('/jobs/:jobId', {
@@ -32,6 +47,53 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined }>
     const found = await findJob(app.prisma, request.caller.organization.id, request.params.jobId)
     if (found === null) throw jobNotFound()
     return presentJob(found)
+  })
+
+  app.get('/jobs/:jobId/analytics', {
+    schema: {
+      operationId: 'getJobAnalytics',
+      summary: 'Get a job\'s analytics (Pro)',
+      description: [
+        'Completion and score analytics of one job. **Pro plan only**: a caller on the free tier (free plan, or a Pro subscription that is canceled, past due or past its period end) gets 403 with `upgrade_url`, whether or not the job exists. Check `entitlements.analytics` of `GET /api/me` first to avoid it.',
+        '',
+        '- `completion_rate`: round(100 × completed / total), halves up; 0 with no screens.',
+        '- `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.',
+        '- `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.',
+        '',
+        'Order of checks: 401 (credential), 400 (parameters), 403 (plan), 404 (job).',
+      ].join('\n'),
+      tags: ['Analytics'],
+      security: [{ bearerAuth: [] }],
+      params: JobParams,
+      querystring: AnalyticsQuery,
+      headers: ConditionalHeaders,
+      response: {
+        200: Type.Ref(JobAnalyticsSchema, { description: 'The job\'s analytics.' }),
+        304: NotModified,
+        ...errorResponses([400, 401, 403, 404, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
+      },
+    },
+    preHandler: [validateAnalyticsQuery, requirePro(upgradeUrl)],
+  }, async (request): Promise<JobAnalytics> => {
+    const organizationId = request.caller.organization.id
+    const { jobId } = request.params
+    const { tz, from, to } = request.query
+    const range = from !== undefined && to !== undefined ? { from, to } : undefined
+    const [statuses, bins] = await Promise.all([
+      screenStatsOfJob(app.prisma, organizationId, jobId),
+      weeklyBins(app.prisma, organizationId, jobId, { tz, ...(range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}) }),
+    ])
+    if (bins === null) throw jobNotFound()
+    const count = (status: string): number => statuses.find(s => s.status === status)?.count ?? 0
+    const byStatus = { completed: count('completed'), in_progress: count('in_progress'), expired: count('expired') }
+    const total = byStatus.completed + byStatus.in_progress + byStatus.expired
+    const weekly = bins.map(b => ({ week: b.week, count: b.count, average_score: b.averageScore }))
+    return {
+      completion_rate: completionRate(byStatus.completed, total),
+      average_score_by_week: range === undefined ? weekly : zeroFill(weekly, range.from, range.to),
+      interviews_by_status: byStatus,
+      total_interviews: total,
+    }
   })
 
   app.get('/jobs', {
