@@ -110,8 +110,10 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
   const [questions, screens] = ids.length === 0
     ? [[], []]
     : await Promise.all([
-      prisma.question.groupBy({ by: ['jobId'], where: { jobId: { in: ids }, job: { organizationId } }, _count: { _all: true } }),
-      prisma.screen.groupBy({ by: ['jobId', 'status'], where: { jobId: { in: ids }, job: { organizationId } }, _count: { _all: true }, _avg: { score: true } }),
+      // The ids come from the scoped query above; a join back to jobs would read every job
+      // of the organization, a cost that grows with it.
+      prisma.question.groupBy({ by: ['jobId'], where: { jobId: { in: ids } }, _count: { _all: true } }),
+      prisma.screen.groupBy({ by: ['jobId', 'status'], where: { jobId: { in: ids } }, _count: { _all: true }, _avg: { score: true } }),
     ])
   const questionCounts = new Map(questions.map(q => [q.jobId, q._count._all]))
   return {
