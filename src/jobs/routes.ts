@@ -4,8 +4,9 @@ import { ApiError, jobNotFound } from '../errors.js'
 import type { Job } from '../schemas/job.js'
 import { JobSchema } from '../schemas/job.js'
 import { JobListSchema, ListJobsQuery, type JobList } from '../schemas/job-list.js'
-import { ConditionalHeaders, JobParams, NotModified } from '../schemas/params.js'
-import { errorResponses } from '../schemas/responses.js'
+import { analyticsExample, jobExample } from '../schemas/examples.js'
+import { ConditionalHeaders, JobParams } from '../schemas/params.js'
+import { errorResponses, notModifiedResponse, okResponse } from '../schemas/responses.js'
 import { CursorCodec } from './cursor.js'
 import { presentJob } from './present.js'
 import { completionRate, isTimeZone, mondayOf, rangeProblems, zeroFill } from './analytics.js'
@@ -38,8 +39,8 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       params: JobParams,
       headers: ConditionalHeaders,
       response: {
-        200: Type.Ref(JobSchema, { description: 'The job.' }),
-        304: NotModified,
+        200: okResponse(Type.Ref(JobSchema), 'The job.', jobExample),
+        304: notModifiedResponse,
         ...errorResponses([400, 401, 404, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
       },
     },
@@ -68,8 +69,8 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       querystring: AnalyticsQuery,
       headers: ConditionalHeaders,
       response: {
-        200: Type.Ref(JobAnalyticsSchema, { description: 'The job\'s analytics.' }),
-        304: NotModified,
+        200: okResponse(Type.Ref(JobAnalyticsSchema), 'The job\'s analytics.', analyticsExample),
+        304: notModifiedResponse,
         ...errorResponses([400, 401, 403, 404, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
       },
     },
@@ -106,8 +107,8 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       querystring: ListJobsQuery,
       headers: ConditionalHeaders,
       response: {
-        200: Type.Ref(JobListSchema, { description: 'A page of jobs.' }),
-        304: NotModified,
+        200: okResponse(Type.Ref(JobListSchema), 'A page of jobs.', { data: [jobExample], next_cursor: 'eyJvIjoiNjNj…In0.kX9-3F0aZ8q1' }),
+        304: notModifiedResponse,
         ...errorResponses([400, 401, 429, 500, 503]),
       },
     },

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { entitlements } from '../auth/caller.js'
 import { MeSchema, type Me } from '../schemas/me.js'
-import { errorResponses } from '../schemas/responses.js'
+import { meExample } from '../schemas/examples.js'
+import { errorResponses, jsonResponse } from '../schemas/responses.js'
 
 const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {
@@ -13,7 +14,7 @@ const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['Account'],
       security: [{ bearerAuth: [] }],
       response: {
-        200: Type.Ref(MeSchema, { description: 'The caller.' }),
+        200: jsonResponse(Type.Ref(MeSchema), 'The caller.', meExample),
         ...errorResponses([401, 429, 500, 503]),
       },
     },

@@ -7,5 +7,3 @@ export const JobParams = Type.Object({
 export const ConditionalHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'The `ETag` of a previous response: 304 with no body if nothing changed.' })),
 })
-
-export const NotModified = Type.Null({ description: 'Not modified: the `If-None-Match` ETag is current. No body.' })

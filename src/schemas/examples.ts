@@ -1,0 +1,43 @@
+import type { JobAnalytics } from './analytics.js'
+import type { Job } from './job.js'
+import type { Me } from './me.js'
+
+// Examples in the OpenAPI document: shaped like the demo data, checked against their
+// schemas by test/openapi.test.ts.
+
+export const jobExample: Job = {
+  id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9',
+  user_id: '6bf376cc-1378-570d-abbe-47de199a08c8',
+  title: 'Senior Backend Engineer',
+  company_name: 'Acme Corp',
+  description: 'Acme Corp is hiring a Senior Backend Engineer.',
+  status: 'active',
+  slug: 'acme-senior-backend-engineer',
+  share_token: '4e814287943f0d775f21f1372c1004e07a65121d1000fa92635f7bcfc10e4dd4',
+  logo_url: 'https://cdn.acme.example/logo.png',
+  brand_color: '#0f62fe',
+  show_service_branding: false,
+  eu_candidates_allowed: true,
+  question_count: 5,
+  interview_count: 80,
+  average_score: 72.4,
+  created_at: '2026-06-25T00:00:00.000Z',
+  updated_at: '2026-06-28T00:00:00.000Z',
+}
+
+export const analyticsExample: JobAnalytics = {
+  completion_rate: 60,
+  average_score_by_week: [
+    { week: '2026-10-12', average_score: 74.1, count: 6 },
+    { week: '2026-10-19', average_score: null, count: 4 },
+  ],
+  interviews_by_status: { completed: 48, in_progress: 13, expired: 19 },
+  total_interviews: 80,
+}
+
+export const meExample: Me = {
+  user: { id: '6bf376cc-1378-570d-abbe-47de199a08c8', email: 'alice@acme.example', name: 'Alice Pro', created_at: '2026-04-16T00:00:00.000Z' },
+  organization: { id: '63c5e5b7-1367-522b-835f-fca30d41cda8', name: 'Acme Recruiting' },
+  subscription: { plan: 'pro', status: 'active', current_period_end: '2036-01-01T00:00:00.000Z' },
+  entitlements: { analytics: true, branding: true },
+}
