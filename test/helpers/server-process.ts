@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+export interface RunningServer {
+  child: ChildProcess
+  /** Everything the process printed so far. */
+  output: () => string
+  baseUrl: string
+  docsUrl: string
+  keys: { pro: string, free: string }
+  /** The job id of the banner's curl line (the Pro organization's branded demo job). */
+  sampleJobId: string
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+/**
+ * `npm start` as a newcomer runs it: the real server in a child process, on a new embedded
+ * database (created, migrated and seeded) and a free port, read from its start-up banner.
+ */
+export async function startServer (t: Teardown, env: Record<string, string> = {}): Promise<RunningServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'screening-server-'))
+  const { DATABASE_URL: _, ...inherited } = process.env
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...inherited, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (c: Buffer) => { out += c.toString() })
+  child.stderr!.on('data', (c: Buffer) => { out += c.toString() })
+  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+  t.teardown(async () => {
+    if (child.exitCode === null) { child.kill('SIGKILL'); await exited }
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  const started = Date.now()
+  while (!/curl -H/.test(out) && child.exitCode === null && Date.now() - started < 90_000) await new Promise(resolve => setTimeout(resolve, 50))
+  if (!/curl -H/.test(out)) throw new Error(`the server did not start:\n${out}`)
+  const keys = Object.fromEntries([...out.matchAll(/^ +(pro|free) +.+? +(srk_\S+)$/gm)].map(m => [m[1], m[2]])) as { pro: string, free: string }
+  return {
+    child,
+    output: () => out,
+    baseUrl: /Base URL: +(\S+)/.exec(out)![1]!,
+    docsUrl: /API docs: +(\S+)/.exec(out)![1]!,
+    keys,
+    sampleJobId: /\/api\/jobs\/([0-9a-f-]{36})/.exec(out)![1]!,
+    stop: async (signal = 'SIGTERM') => { child.kill(signal); return await exited },
+  }
+}
