@@ -10,6 +10,7 @@ import cachingPlugin from './plugins/caching.js'
 import errorsPlugin from './plugins/errors.js'
 import openapiPlugin from './plugins/openapi.js'
 import prismaPlugin from './plugins/prisma.js'
+import rateLimitPlugin from './plugins/rate-limit.js'
 import requestIdPlugin from './plugins/request-id.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
@@ -34,6 +35,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
 
   await app.register(healthRoutes, { prefix: '/health' })
   await app.register(async (api) => {
+    await api.register(rateLimitPlugin, { perKeyMax: config.RATE_LIMIT_MAX, failedAuthMax: config.AUTH_FAILURE_LIMIT, redisUrl: config.REDIS_URL })
     await api.register(authPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)

@@ -19,6 +19,9 @@ export const ConfigSchema = Type.Object({
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
 
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors. Set the same value on every instance; unset: random per process.' })),
+  RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests a minute per API key.' }),
+  AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications a minute per client IP before 429.' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for rate-limit counters shared by every instance; unset: in memory.' })),
   UPGRADE_URL: Type.String({ default: '/dashboard/billing', pattern: '^/', description: 'Relative path of the billing page, in 403 bodies.' }),
 })
 

@@ -23,10 +23,10 @@ t.test('a bearer security scheme, required by every /api operation', async t => 
 })
 
 t.test('shared schemas appear under their own names', async t => {
-  for (const name of ['Error', 'ErrorDetail', 'UpgradeRequired', 'Me', 'Job']) t.ok(doc.components.schemas[name], name)
+  for (const name of ['ApiError', 'ErrorDetail', 'UpgradeRequired', 'Me', 'Job']) t.ok(doc.components.schemas[name], name)
   t.notOk(Object.keys(doc.components.schemas).some(k => k.startsWith('def-')), 'no anonymous def-N')
   t.same(doc.paths['/api/me'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Me' })
-  t.same(doc.paths['/api/me'].get.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/Error' })
+  t.same(doc.paths['/api/me'].get.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/ApiError' })
 })
 
 t.test('Swagger UI is served at /docs', async t => {

@@ -18,7 +18,7 @@ import type { FastifyRequest } from 'fastify'
 
 /** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
 async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
-  const { tz, from, to } = request.query
+  const { tz = 'UTC', from, to } = request.query
   const details = [
     ...(isTimeZone(tz) ? [] : [{ path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }]),
     ...rangeProblems(from, to),
@@ -78,7 +78,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
   }, async (request): Promise<JobAnalytics> => {
     const organizationId = request.caller.organization.id
     const { jobId } = request.params
-    const { tz, from, to } = request.query
+    const { tz = 'UTC', from, to } = request.query
     const range = from !== undefined && to !== undefined ? { from, to } : undefined
     const [statuses, bins] = await Promise.all([
       screenStatsOfJob(app.prisma, organizationId, jobId),
@@ -114,7 +114,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     },
   }, async (request): Promise<JobList> => {
     const organizationId = request.caller.organization.id
-    const { limit, status, cursor } = request.query
+    const { limit = 20, status, cursor } = request.query
     const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
     if (cursor !== undefined && after === undefined) {
       throw new ApiError(400, 'Invalid request: querystring/cursor is not a cursor of this listing', { details: [{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }] })

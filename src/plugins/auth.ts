@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { apiKeyPrefix, hashApiKey } from '../auth/api-keys.js'
 import type { Caller } from '../auth/caller.js'
@@ -33,16 +33,22 @@ export default fp(async function authPlugin (app: FastifyInstance) {
       .catch((err: unknown) => { request.log.warn({ err }, 'could not record API key use') })
   }
 
-  app.addHook('onRequest', async (request) => {
+  async function refuse (request: FastifyRequest, reply: FastifyReply): Promise<never> {
+    await app.limits.failedAuth(request, reply) // 429 instead, past the per-IP limit
+    throw unauthorized()
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
     const key = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
     // A string that cannot be one of our keys is refused without a database query.
-    if (key === undefined || apiKeyPrefix(key) === undefined) throw unauthorized()
+    if (key === undefined || apiKeyPrefix(key) === undefined) return await refuse(request, reply)
     const now = new Date()
     const caller = await findCallerByKeyHash(app.prisma, hashApiKey(key), now)
-    if (caller === null) throw unauthorized()
+    if (caller === null) return await refuse(request, reply)
     recordUse(request, caller, now)
     const { lastUsedAt: _, ...rest } = caller
     request.caller = rest
+    await app.limits.perKey(request, reply)
   })
-}, { name: 'auth', dependencies: ['prisma'] })
+}, { name: 'auth', dependencies: ['prisma', 'rate-limit'] })

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../errors.js'
-import { ERROR_CODES, type ErrorStatus } from '../schemas/error.js'
+import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../schemas/error.js'
 
 const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
 
@@ -22,12 +22,12 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) {
     const context = fastifyError.validationContext ?? 'request'
-    const details = fastifyError.validation.map(v => ({
+    const details = fastifyError.validation.slice(0, MAX_DETAILS).map(v => ({
       path: `${context}${v.instancePath === '' && typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : v.instancePath}`,
       message: v.message ?? 'is invalid',
     }))
     const summary = details.map(d => `${d.path} ${d.message}`).join('; ')
-    return new ApiError(400, `Invalid request: ${summary}`, { details })
+    return new ApiError(400, `Invalid request: ${summary}`.slice(0, 1000), { details })
   }
   const status = fastifyError.statusCode
   if (status !== undefined && status >= 400 && status < 500 && isDocumentedStatus(status)) {

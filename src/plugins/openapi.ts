@@ -4,21 +4,25 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { version } from '../version.js'
 
-const DESCRIPTION = `Read API of the recruitment screening service: get a job, and get a job's analytics (Pro plan).
+const DESCRIPTION = `Read API of the recruitment screening service: list the organization's jobs, get a job with its counts and average score, and get a job's analytics (Pro plan).
 
 **Authentication.** Every \`/api\` operation takes \`Authorization: Bearer <api key>\`. A missing, malformed, unknown, revoked or expired key gets 401 with \`WWW-Authenticate: Bearer\`. Access is scoped to the key's organization: another organization's job is reported exactly like a job that does not exist (404).
 
 **Errors.** Every error is JSON of one shape, \`{ "error": "<message>", "code": "<machine code>", "request_id": "<id>" }\`, plus fields that belong to that error (\`details\` on 400, \`upgrade_url\` on 403). Switch on \`code\`, not on the message.
 
-**Request ids.** Every response carries \`x-request-id\`: the one the request sent, when it is 1 to 128 characters of \`A-Z a-z 0-9 . _ : -\`, or a generated one. Quote it when reporting a problem.`
+**Request ids.** Every response carries \`x-request-id\`: the one the request sent, when it is 1 to 128 characters of \`A-Z a-z 0-9 . _ : -\`, or a generated one. Quote it when reporting a problem.
+
+**Rate limits.** Each API key may make \`RATE_LIMIT_MAX\` requests a minute (600 by default), shared by every operation and every instance of the service. Responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds); past the limit, 429 \`rate_limited\` with \`Retry-After\`. Failed authentications are limited per client address as well.
+
+**Conditional requests.** Every 200 carries an \`ETag\` and \`Cache-Control: private, no-cache\`. Send the ETag back in \`If-None-Match\`: while nothing changed, the answer is 304 with no body (it still counts toward the rate limit). Dashboards that poll should do this.`
 
 /** The OpenAPI document (generated from the routes' TypeBox schemas) and Swagger UI. */
 export default fp(async function openapiPlugin (app: FastifyInstance, { publicUrl }: { publicUrl: string | undefined }) {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Screening Read API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
-      servers: [{ url: publicUrl ?? '/', description: publicUrl === undefined ? 'The host serving this document' : 'This deployment' }],
+      info: { title: 'Screening Read API', version, description: DESCRIPTION, contact: { name: 'Screening API team', email: 'api@screening.example' }, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+      servers: [{ url: publicUrl ?? '/', description: publicUrl === undefined ? 'The host serving this document (local or production)' : 'This deployment (production)', 'x-internal': false } as { url: string, description: string }],
       tags: [
         { name: 'Jobs', description: 'Jobs of the caller\'s organization, with their counts and scores.' },
         { name: 'Analytics', description: 'Completion and score analytics of a job. Pro plan only.' },
@@ -36,7 +40,8 @@ export default fp(async function openapiPlugin (app: FastifyInstance, { publicUr
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { persistAuthorization: true, docExpansion: 'list', deepLinking: true, displayRequestDuration: true, tryItOutEnabled: true },
+    // Operations by path within each tag: list, get, analytics.
+    uiConfig: { persistAuthorization: true, docExpansion: 'list', deepLinking: true, displayRequestDuration: true, tryItOutEnabled: true, operationsSorter: 'alpha' },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 }, { name: 'openapi' })

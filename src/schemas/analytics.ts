@@ -1,22 +1,22 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_RANGE_YEARS } from '../jobs/analytics.js'
-import { Nullable } from './types.js'
+import { Count, Nullable } from './types.js'
 
 export const WeekBinSchema = Type.Object({
-  week: Type.String({ format: 'date', description: 'The Monday (`YYYY-MM-DD`) of the week, in the requested time zone.', examples: ['2026-01-05'] }),
+  week: Type.String({ format: 'date', maxLength: 10, description: 'The Monday (`YYYY-MM-DD`) of the week, in the requested time zone.', examples: ['2026-01-05'] }),
   average_score: Nullable(Type.Number(), { description: 'Mean score of the completed screens of that week that have a score; null when none has.' }),
-  count: Type.Integer({ minimum: 0, description: 'Completed screens of that week.' }),
+  count: Count({ description: 'Completed screens of that week.' }),
 }, { $id: 'WeekBin', title: 'WeekBin', additionalProperties: false })
 
 export const JobAnalyticsSchema = Type.Object({
-  completion_rate: Type.Integer({ minimum: 0, maximum: 100, description: 'round(100 × completed / total), halves rounded up; 0 when the job has no screens.' }),
-  average_score_by_week: Type.Array(Type.Ref(WeekBinSchema), { description: 'Completed screens binned by the Monday of the week of their completion, ascending. Weeks with none are omitted, except inside a `from`/`to` range, where every week appears.' }),
+  completion_rate: Type.Integer({ format: 'int32', minimum: 0, maximum: 100, description: 'round(100 × completed / total), halves rounded up; 0 when the job has no screens.' }),
+  average_score_by_week: Type.Array(Type.Ref(WeekBinSchema), { maxItems: 10000, description: 'Completed screens binned by the Monday of the week of their completion, ascending. Weeks with none are omitted, except inside a `from`/`to` range, where every week appears.' }),
   interviews_by_status: Type.Object({
-    completed: Type.Integer({ minimum: 0 }),
-    in_progress: Type.Integer({ minimum: 0 }),
-    expired: Type.Integer({ minimum: 0 }),
+    completed: Count(),
+    in_progress: Count(),
+    expired: Count(),
   }, { additionalProperties: false, description: 'Screens per status; all three keys always present.' }),
-  total_interviews: Type.Integer({ minimum: 0, description: 'All screens of the job.' }),
+  total_interviews: Count({ description: 'All screens of the job.' }),
 }, {
   $id: 'JobAnalytics',
   title: 'JobAnalytics',
@@ -25,9 +25,9 @@ export const JobAnalyticsSchema = Type.Object({
 })
 
 export const AnalyticsQuery = Type.Object({
-  tz: Type.String({ default: 'UTC', minLength: 1, maxLength: 64, description: 'IANA time zone (e.g. `Europe/Berlin`) whose local Monday 00:00 starts the weeks. Daylight-saving changes are respected. Default UTC. An unknown zone is a 400.', examples: ['Europe/Berlin'] }),
-  from: Type.Optional(Type.String({ format: 'date', description: `First day (\`YYYY-MM-DD\`, in \`tz\`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with \`to\`; at most ${MAX_RANGE_YEARS} years.`, examples: ['2026-01-01'] })),
-  to: Type.Optional(Type.String({ format: 'date', description: 'Last day of the range (inclusive). Goes with `from`.', examples: ['2026-03-31'] })),
+  tz: Type.Optional(Type.String({ default: 'UTC', minLength: 1, maxLength: 64, description: 'IANA time zone (e.g. `Europe/Berlin`) whose local Monday 00:00 starts the weeks. Daylight-saving changes are respected. Default UTC. An unknown zone is a 400.', examples: ['Europe/Berlin'] })),
+  from: Type.Optional(Type.String({ format: 'date', maxLength: 10, description: `First day (\`YYYY-MM-DD\`, in \`tz\`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with \`to\`; at most ${MAX_RANGE_YEARS} years.`, examples: ['2026-09-01'] })),
+  to: Type.Optional(Type.String({ format: 'date', maxLength: 10, description: 'Last day of the range (inclusive). Goes with `from`.', examples: ['2026-10-31'] })),
 }, { additionalProperties: false })
 
 export type JobAnalytics = Static<typeof JobAnalyticsSchema>

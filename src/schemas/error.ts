@@ -16,37 +16,43 @@ export const ERROR_CODES = {
   503: 'unavailable',
 } as const
 
+/** Validation problems reported in one 400, at most. */
+export const MAX_DETAILS = 20
+
 export type ErrorStatus = keyof typeof ERROR_CODES
 export type ErrorCode = typeof ERROR_CODES[ErrorStatus]
 
 const errorFields = {
-  error: Type.String({ description: 'Human-readable message. Do not parse it; use `code`.' }),
+  error: Type.String({ maxLength: 1000, description: 'Human-readable message. Do not parse it; use `code`.' }),
   code: Type.String({
+    maxLength: 64,
+    pattern: '^[a-z_]+$',
     description: 'Machine-readable code, stable across releases. Known values: ' +
       [...new Set(Object.values(ERROR_CODES))].map(c => `\`${c}\``).join(', ') +
       '. Treat an unknown value like the HTTP status alone.',
   }),
-  request_id: Type.String({ description: 'Identifier of this request, also in the `x-request-id` header and the service log.' }),
+  request_id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'Identifier of this request, also in the `x-request-id` header and the service log.' }),
 }
 
 export const ErrorDetail = Type.Object({
-  path: Type.String({ description: 'Where the invalid value is, e.g. `params/jobId` or `querystring/tz`.' }),
-  message: Type.String(),
+  path: Type.String({ maxLength: 200, description: 'Where the invalid value is, e.g. `params/jobId` or `querystring/tz`.' }),
+  message: Type.String({ maxLength: 500 }),
 }, { $id: 'ErrorDetail', additionalProperties: false })
 
 export const ErrorSchema = Type.Object({
   ...errorFields,
-  details: Type.Optional(Type.Array(Type.Ref(ErrorDetail), { description: 'On `invalid_request`: each invalid value.' })),
+  details: Type.Optional(Type.Array(Type.Ref(ErrorDetail), { maxItems: MAX_DETAILS, description: `On \`invalid_request\`: each invalid value (the first ${MAX_DETAILS}).` })),
 }, {
-  $id: 'Error',
-  title: 'Error',
+  $id: 'ApiError',
+  title: 'ApiError',
   description: 'Every error response has this shape.',
   additionalProperties: false,
 })
 
 export const UpgradeRequiredSchema = Type.Object({
   ...errorFields,
-  upgrade_url: Type.String({ description: 'Relative path of the billing page of the dashboard.', examples: ['/dashboard/billing'] }),
+  code: Type.Literal('upgrade_required', { description: 'Always `upgrade_required`, so clients can switch on `code`.' }),
+  upgrade_url: Type.String({ maxLength: 2048, description: 'Relative path of the billing page of the dashboard.', examples: ['/dashboard/billing'] }),
 }, {
   $id: 'UpgradeRequired',
   title: 'UpgradeRequired',

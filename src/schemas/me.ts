@@ -1,20 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, Timestamp, Uuid } from './types.js'
+import { Nullable, Timestamp, Uuid, Word } from './types.js'
 
 export const MeSchema = Type.Object({
   user: Type.Object({
     id: Uuid(),
-    email: Type.String({ format: 'email' }),
-    name: Type.String(),
+    email: Type.String({ format: 'email', maxLength: 320 }),
+    name: Type.String({ maxLength: 200 }),
     created_at: Timestamp(),
   }, { additionalProperties: false }),
   organization: Type.Object({
     id: Uuid(),
-    name: Type.String(),
+    name: Type.String({ maxLength: 200 }),
   }, { additionalProperties: false }),
   subscription: Type.Object({
-    plan: Type.String({ description: 'Known values: `free`, `pro`.', examples: ['pro'] }),
-    status: Type.String({ description: 'Known values: `active`, `trialing`, `past_due`, `canceled`.', examples: ['active'] }),
+    plan: Word({ description: 'Known values: `free`, `pro`.', examples: ['pro'] }),
+    status: Word({ description: 'Known values: `active`, `trialing`, `past_due`, `canceled`.', examples: ['active'] }),
     current_period_end: Nullable(Timestamp({ description: 'End of the paid period; null when there is none.' })),
   }, { additionalProperties: false }),
   entitlements: Type.Object({

@@ -4,27 +4,36 @@ import { ERROR_CODES, ErrorSchema, UpgradeRequiredSchema, type ErrorStatus } fro
 // Responses in OpenAPI's own form (description, headers, content with schema and example),
 // which @fastify/swagger passes through and Fastify's serializer understands.
 
-const REQUEST_ID = { type: 'string', description: 'Identifier of the request: the one sent, when sane, or a generated one.' }
-const ETAG = { type: 'string', description: 'Entity tag of the body; send it back in `If-None-Match`.' }
-const CACHE_CONTROL = { type: 'string', description: '`private, no-cache`: revalidate every time.' }
+const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
+const seconds = { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 }
+
+const REQUEST_ID = header('Identifier of the request: the one sent, when sane, or a generated one.', { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$' })
+const RATE_LIMIT = {
+  'X-RateLimit-Limit': header('Requests allowed a minute for this API key (for failed authentications: per client).', { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 }),
+  'X-RateLimit-Remaining': header('Requests left in the current minute.', { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 }),
+  'X-RateLimit-Reset': header('Seconds until the budget is full again.', seconds),
+}
+const ETAG = header('Entity tag of the body; send it back in `If-None-Match`.', { type: 'string', maxLength: 64, pattern: '^"[A-Za-z0-9_-]+"$' })
+const CACHE_CONTROL = header('`private, no-cache`: the data is per caller; revalidate every time.', { type: 'string', enum: ['private, no-cache'] })
+const RETRY_AFTER = header('Seconds to wait before retrying.', seconds)
 
 export function jsonResponse (schema: TSchema, description: string, example: unknown, headers: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     description,
-    headers: { 'x-request-id': REQUEST_ID, ...headers },
+    headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT, ...headers },
     content: { 'application/json': { schema, example } },
   }
 }
 
 /** A 200 of a GET: the body, with its ETag. */
 export function okResponse (schema: TSchema, description: string, example: unknown): Record<string, unknown> {
-  return jsonResponse(schema, description, example, { etag: ETAG, 'cache-control': CACHE_CONTROL })
+  return jsonResponse(schema, description, example, { ETag: ETAG, 'Cache-Control': CACHE_CONTROL })
 }
 
 export const notModifiedResponse = {
   type: 'null',
   description: 'Not modified: the `If-None-Match` ETag is still current. No body.',
-  headers: { 'x-request-id': REQUEST_ID, etag: ETAG, 'cache-control': CACHE_CONTROL },
+  headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT, ETag: ETAG, 'Cache-Control': CACHE_CONTROL },
 }
 
 const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
@@ -50,9 +59,9 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorStatus, string>> = {
 }
 
 const EXTRA_HEADERS: Partial<Record<ErrorStatus, Record<string, unknown>>> = {
-  401: { 'www-authenticate': { type: 'string', description: '`Bearer`.' } },
-  429: { 'retry-after': { type: 'string', description: 'Seconds to wait.' } },
-  503: { 'retry-after': { type: 'string', description: 'Seconds to wait.' } },
+  401: { 'WWW-Authenticate': header('`Bearer`: the scheme to use.', { type: 'string', enum: ['Bearer'] }) },
+  429: { 'Retry-After': RETRY_AFTER },
+  503: { 'Retry-After': RETRY_AFTER },
 }
 
 function errorExample (status: ErrorStatus): Record<string, unknown> {

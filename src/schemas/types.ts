@@ -11,8 +11,16 @@ export const Uuid = (options: SchemaOptions = {}) =>
   Type.String({ format: 'uuid', maxLength: 36, ...options })
 
 export const Timestamp = (options: SchemaOptions = {}) =>
-  Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds.', examples: ['2026-01-05T09:30:00.000Z'], ...options })
+  Type.String({ format: 'date-time', maxLength: 30, description: 'ISO 8601 UTC timestamp with milliseconds.', examples: ['2026-01-05T09:30:00.000Z'], ...options })
 
 /** A string enum as OpenAPI writes it (`type: string, enum: [...]`), not an anyOf of consts. */
 export const StringEnum = <T extends string>(values: readonly T[], options: SchemaOptions = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...options })
+
+/** A count: a non-negative 32-bit integer. */
+export const Count = (options: SchemaOptions = {}) =>
+  Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, ...options })
+
+/** A string of a closed, lower-case vocabulary that may grow (documented as such, not an enum). */
+export const Word = (options: SchemaOptions = {}) =>
+  Type.String({ maxLength: 32, pattern: '^[a-z_]+$', ...options })

@@ -76,7 +76,10 @@ export interface TestDatabase extends Database {
 /** A fresh, migrated database for one test file. Closing it drops it. */
 export async function createTestDatabase (options: ClientOptions = {}): Promise<TestDatabase> {
   if (serverUrl === undefined) {
-    return embeddedDatabase(new PGlite({ loadDataDir: await embeddedTemplate() }), options)
+    const db = embeddedDatabase(new PGlite({ loadDataDir: await embeddedTemplate() }), options)
+    // The first query of a restored PGlite pays for its start-up; pay it here, not in a test.
+    await db.prisma.$queryRaw`SELECT 1`
+    return db
   }
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()

@@ -1,0 +1,70 @@
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
+import { ApiError } from '../errors.js'
+
+export type Limit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Applied by the auth hook: per API key once authenticated, per IP on failure. */
+    limits: { perKey: Limit, failedAuth: Limit }
+  }
+}
+
+export interface RateLimitOptions {
+  /** Requests a minute per API key. */
+  perKeyMax: number
+  /** Failed authentications a minute per client IP. */
+  failedAuthMax: number
+  /** Counters shared by every instance; unset: in this process. */
+  redisUrl?: string | undefined
+}
+
+const WINDOW_MS = 60_000
+
+/**
+ * Counters from @fastify/rate-limit (its store, in memory or in Redis); the headers and the
+ * 429 are ours, so that they come in the shared error shape. If Redis is unreachable the
+ * API keeps serving (fail open): commands fail at once while disconnected, or after 250 ms
+ * when Redis hangs, and ioredis reconnects by itself.
+ */
+export default fp(async function rateLimitPlugin (app: FastifyInstance, options: RateLimitOptions) {
+  let redis: Redis | undefined
+  if (options.redisUrl !== undefined) {
+    redis = new Redis(options.redisUrl, { connectTimeout: 1000, commandTimeout: 250, maxRetriesPerRequest: 0, enableOfflineQueue: false })
+    let warned = false
+    redis.on('error', (err: Error) => {
+      if (!warned) app.log.warn({ err }, 'Redis unavailable: rate limits fail open until it is back')
+      warned = true
+    })
+    redis.on('ready', () => { warned = false })
+    app.addHook('onClose', async () => { redis?.disconnect() })
+    // Commands before the connection is ready would fail open: give it a bounded moment.
+    await new Promise<void>(resolve => {
+      const done = (): void => { clearTimeout(timer); resolve() }
+      const timer = setTimeout(done, 1000)
+      redis?.once('ready', done)
+    })
+  }
+  await app.register(rateLimit, { global: false, skipOnError: true, nameSpace: 'screening-rl:', ...(redis !== undefined ? { redis } : {}) })
+
+  function limit (check: ReturnType<FastifyInstance['createRateLimit']>, what: string): Limit {
+    return async (request, reply) => {
+      const result = await check(request)
+      if (result.isAllowed) return
+      reply.header('x-ratelimit-limit', result.max)
+        .header('x-ratelimit-remaining', result.remaining)
+        .header('x-ratelimit-reset', result.ttlInSeconds)
+      if (result.isExceeded) {
+        throw new ApiError(429, `Rate limit exceeded: at most ${result.max} ${what} a minute; retry in ${result.ttlInSeconds} s.`, {}, { 'retry-after': String(result.ttlInSeconds) })
+      }
+    }
+  }
+
+  app.decorate('limits', {
+    perKey: limit(app.createRateLimit({ max: options.perKeyMax, timeWindow: WINDOW_MS, keyGenerator: req => `key:${req.caller.apiKeyId}` }), 'requests per API key'),
+    failedAuth: limit(app.createRateLimit({ max: options.failedAuthMax, timeWindow: WINDOW_MS, keyGenerator: req => `authfail:${req.ip}` }), 'failed authentications per client'),
+  })
+}, { name: 'rate-limit' })

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { buildTestApp } from './helpers/app.js'
+import { createTestDatabase } from './helpers/database.js'
+import { createTenant } from './helpers/fixtures.js'
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+t.test('per API key: headers on every response, then 429 with Retry-After in the error shape', async t => {
+  const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '3' } })
+  const a = await createTenant(prisma)
+  const b = await createTenant(prisma)
+  const me = (headers: Record<string, string>) => app.inject({ url: '/api/me', headers })
+  for (const remaining of [2, 1, 0]) {
+    const res = await me(a.auth)
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['x-ratelimit-limit'], '3')
+    t.equal(res.headers['x-ratelimit-remaining'], String(remaining))
+    t.match(res.headers['x-ratelimit-reset'], /^\d+$/)
+  }
+  const limited = await me(a.auth)
+  t.equal(limited.statusCode, 429)
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  t.equal(limited.headers['x-ratelimit-remaining'], '0')
+  t.same(limited.json(), { error: limited.json().error, code: 'rate_limited', request_id: limited.headers['x-request-id'] })
+  t.match(limited.json().error, /at most 3 requests per API key a minute/)
+  t.equal((await app.inject({ url: `/api/jobs/${randomUUID()}`, headers: a.auth })).statusCode, 429, 'every operation shares the key\'s budget')
+  t.equal((await me(b.auth)).statusCode, 200, 'another key has its own budget')
+})
+
+t.test('failed authentications are limited per client IP', async t => {
+  const { app } = await buildTestApp(t, { env: { AUTH_FAILURE_LIMIT: '2' } })
+  const bad = () => app.inject({ url: '/api/me', headers: { authorization: 'Bearer srk_AAAAAAAA_' + 'A'.repeat(43) } })
+  const first = await bad()
+  t.equal(first.statusCode, 401)
+  t.equal(first.headers['x-ratelimit-limit'], '2')
+  t.equal((await bad()).statusCode, 401)
+  const third = await bad()
+  t.equal(third.statusCode, 429)
+  t.equal(third.json().code, 'rate_limited')
+  t.match(third.headers['retry-after'], /^\d+$/)
+})
+
+async function redisReachable (): Promise<boolean> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, enableOfflineQueue: false })
+  try { await redis.connect(); await redis.ping(); return true } catch { return false } finally { redis.disconnect() }
+}
+
+t.test('with Redis, two instances share one limit', { skip: process.env.CI !== 'true' && !(await redisReachable()) ? `no Redis at ${REDIS_URL}` : false }, async t => {
+  const db = await createTestDatabase()
+  t.teardown(() => db.close())
+  const tenant = await createTenant(db.prisma)
+  const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL, RATE_LIMIT_MAX: '4' })
+  // Two apps, one database (as two instances behind a load balancer); only the test closes it.
+  const shared = { ...db, close: async () => {} }
+  const one = await buildApp({ config, database: shared })
+  const two = await buildApp({ config, database: shared })
+  t.teardown(async () => { await one.close(); await two.close() })
+  const statuses = []
+  for (let i = 0; i < 6; i++) statuses.push((await (i % 2 === 0 ? one : two).inject({ url: '/api/me', headers: tenant.auth })).statusCode)
+  t.same(statuses, [200, 200, 200, 200, 429, 429], 'the fifth request is refused, whichever instance gets it')
+})
+
+t.test('with Redis unreachable, the API keeps serving (fail open) without waiting long', async t => {
+  const { app, prisma } = await buildTestApp(t, { env: { REDIS_URL: 'redis://127.0.0.1:9', RATE_LIMIT_MAX: '1' } })
+  const tenant = await createTenant(prisma)
+  const started = Date.now()
+  for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 200)
+  t.ok(Date.now() - started < 3000, `three requests in ${Date.now() - started} ms`)
+})
