@@ -312,6 +312,10 @@ export type GetJobErrors = {
      */
     404: ApiError;
     /**
+     * A path segment is longer than 500 characters.
+     */
+    414: ApiError;
+    /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
     429: ApiError;
@@ -384,6 +388,10 @@ export type GetJobAnalyticsErrors = {
      * No such job in the caller's organization (missing, or another organization's).
      */
     404: ApiError;
+    /**
+     * A path segment is longer than 500 characters.
+     */
+    414: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */

@@ -41,7 +41,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       response: {
         200: okResponse(Type.Ref(JobSchema), 'The job.', jobExample),
         304: notModifiedResponse,
-        ...errorResponses([400, 401, 404, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
+        ...errorResponses([400, 401, 404, 414, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
       },
     },
   }, async (request): Promise<Job> => {
@@ -71,7 +71,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       response: {
         200: okResponse(Type.Ref(JobAnalyticsSchema), 'The job\'s analytics.', analyticsExample),
         304: notModifiedResponse,
-        ...errorResponses([400, 401, 403, 404, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
+        ...errorResponses([400, 401, 403, 404, 414, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
       },
     },
     preHandler: [validateAnalyticsQuery, requirePro(upgradeUrl)],

@@ -4,7 +4,8 @@ import { ERROR_CODES, ErrorSchema, UpgradeRequiredSchema, type ErrorStatus } fro
 // Responses in OpenAPI's own form (description, headers, content with schema and example),
 // which @fastify/swagger passes through and Fastify's serializer understands.
 
-const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
+// @fastify/swagger takes a response header as a plain schema and moves its description out.
+const header = (description: string, schema: Record<string, unknown>) => ({ ...schema, description })
 const seconds = { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 }
 
 const REQUEST_ID = header('Identifier of the request: the one sent, when sane, or a generated one.', { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$' })

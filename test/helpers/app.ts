@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { ClientOptions } from '../../src/db/database.js'
+import { assertContract } from './contract.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
@@ -24,5 +25,20 @@ export async function buildTestApp (t: Teardown, options: { env?: Record<string,
   t.teardown(async () => { await app.close() })
   options.routes?.(app)
   await app.ready()
+  validateEveryResponse(app)
   return { app, db, prisma: db.prisma, config }
+}
+
+/** Wraps inject so that every response a test receives is checked against the OpenAPI document. */
+function validateEveryResponse (app: FastifyInstance): void {
+  const inject = app.inject.bind(app) as (options: InjectOptions) => Promise<LightMyRequestResponse>
+  const validating = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
+    const res = await inject(options)
+    const url = typeof options === 'string' ? options : String(options.url ?? options.path ?? '/')
+    const method = typeof options === 'string' ? 'GET' : String(options.method ?? 'GET').toUpperCase()
+    assertContract({ method, url, statusCode: res.statusCode, headers: res.headers, body: res.body })
+    return res
+  }
+  Object.defineProperty(app, 'inject', { value: validating, configurable: true })
+  Object.defineProperty(app, 'validatesResponses', { value: true })
 }
