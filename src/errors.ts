@@ -18,3 +18,6 @@ export class ApiError extends Error {
 }
 
 export const jobNotFound = (): ApiError => new ApiError(404, 'Job not found')
+
+/** The database is unreachable, overloaded or timed out: the client may retry. */
+export const databaseUnavailable = (): ApiError => new ApiError(503, 'Service unavailable, retry later', {}, { 'retry-after': '5' })

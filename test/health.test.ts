@@ -21,6 +21,6 @@ t.test('ready is 503 when the database is unreachable; live stays 200', async t 
   const ready = await app.inject({ url: '/health/ready' })
   t.equal(ready.statusCode, 503)
   t.equal(ready.headers['retry-after'], '5')
-  t.match(ready.json(), { code: 'unavailable', error: 'Database unavailable' })
+  t.match(ready.json(), { code: 'unavailable', error: 'Service unavailable, retry later' })
   t.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
 })

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { ApiError } from '../errors.js'
+import { databaseUnavailable } from '../errors.js'
 
 const READY_TIMEOUT_MS = 1000
 
@@ -16,7 +16,7 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
       await Promise.race([app.prisma.$queryRaw`SELECT 1`, timeout])
     } catch (err) {
       app.log.warn({ err }, 'database not ready')
-      throw new ApiError(503, 'Database unavailable', {}, { 'retry-after': '5' })
+      throw databaseUnavailable()
     } finally {
       clearTimeout(timer)
     }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError } from '../errors.js'
+import { isDatabaseUnavailable } from '../db/unavailable.js'
+import { ApiError, databaseUnavailable } from '../errors.js'
 import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../schemas/error.js'
 
 const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
@@ -32,6 +33,10 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
   const status = fastifyError.statusCode
   if (status !== undefined && status >= 400 && status < 500 && isDocumentedStatus(status)) {
     return new ApiError(status, fastifyError.message)
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'database unavailable')
+    return databaseUnavailable()
   }
   request.log.error({ err: error }, 'unhandled error')
   return new ApiError(500, 'Internal server error')

@@ -1,0 +1,41 @@
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { openServerDatabase } from '../src/db/database.js'
+import { isDatabaseUnavailable } from '../src/db/unavailable.js'
+import { assertContract } from './helpers/contract.js'
+import { serverUrl } from './helpers/database.js'
+
+// A database that cannot answer is a 503 `unavailable` with Retry-After, never a 500.
+
+t.test('an unreachable database: 503 on every operation, in the documented shape', async t => {
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: 'postgresql://nobody@127.0.0.1:9/none', DB_CONNECTION_TIMEOUT_MS: '500' })
+  const app = await buildApp({ config, database: openServerDatabase(config.DATABASE_URL!, config) })
+  t.teardown(() => app.close())
+  const key = 'srk_AAAAAAAA_' + 'A'.repeat(43)
+  for (const url of ['/api/me', '/api/jobs', '/api/jobs/00000000-0000-0000-0000-000000000000', '/api/jobs/00000000-0000-0000-0000-000000000000/analytics']) {
+    const res = await app.inject({ url, headers: { authorization: `Bearer ${key}` } })
+    t.equal(res.statusCode, 503, url)
+    t.equal(res.headers['retry-after'], '5')
+    t.same(res.json(), { error: 'Service unavailable, retry later', code: 'unavailable', request_id: res.headers['x-request-id'] })
+    assertContract({ method: 'GET', url, statusCode: res.statusCode, headers: res.headers, body: res.body })
+  }
+})
+
+t.test('a query over statement_timeout is a 503, not a 500', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (a server enforces statement_timeout)' : false }, async t => {
+  const db = openServerDatabase(serverUrl!, { DB_POOL_MAX: 1, DB_CONNECTION_TIMEOUT_MS: 1000, DB_QUERY_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 100 })
+  t.teardown(() => db.close())
+  const error = await db.prisma.$queryRawUnsafe('SELECT pg_sleep(1)').catch((e: unknown) => e)
+  t.ok(isDatabaseUnavailable(error), 'classified as unavailable')
+})
+
+t.test('what is and is not "unavailable"', async t => {
+  t.ok(isDatabaseUnavailable({ code: 'P1001' }))
+  t.ok(isDatabaseUnavailable({ code: 'P2010', meta: { driverAdapterError: { cause: { kind: 'TooManyConnections' } } } }))
+  t.ok(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')))
+  t.ok(isDatabaseUnavailable({ cause: { code: '57P01' } }), 'admin shutdown')
+  t.ok(isDatabaseUnavailable({ cause: { code: '53300' } }), 'too many connections')
+  t.notOk(isDatabaseUnavailable(new Error('Cannot read properties of undefined')))
+  t.notOk(isDatabaseUnavailable({ code: 'P2002' }), 'a unique violation is a bug here, not an outage')
+  t.notOk(isDatabaseUnavailable({ cause: { code: '42703' } }), 'undefined column')
+})
