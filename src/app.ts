@@ -7,6 +7,7 @@ import jobRoutes from './jobs/routes.js'
 import meRoutes from './me/routes.js'
 import authPlugin from './plugins/auth.js'
 import cachingPlugin from './plugins/caching.js'
+import drainingPlugin from './plugins/draining.js'
 import errorsPlugin from './plugins/errors.js'
 import openapiPlugin from './plugins/openapi.js'
 import prismaPlugin from './plugins/prisma.js'
@@ -30,6 +31,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
 
   await app.register(errorsPlugin)
   await app.register(requestIdPlugin)
+  await app.register(drainingPlugin)
   await app.register(prismaPlugin, { database })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
 
