@@ -22,6 +22,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests a minute per API key.' }),
   AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications a minute per client IP before 429.' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for rate-limit counters shared by every instance; unset: in memory.' })),
+  CORS_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^\\s,]+(,https?://[^\\s,]+)*)?$', description: 'Comma-separated origins allowed by CORS; empty: CORS off.' }),
   UPGRADE_URL: Type.String({ default: '/dashboard/billing', pattern: '^/', description: 'Relative path of the billing page, in 403 bodies.' }),
 })
 
