@@ -1,0 +1,17 @@
+-- The database role the API runs as: only the privileges it uses. Run as the database owner
+-- after the migrations, in the API's database:
+--   psql "$ADMIN_DATABASE_URL" -v role=screening_api -f prisma/sql/api-role.sql
+-- then give the role a password (ALTER ROLE ... PASSWORD) and point DATABASE_URL at it.
+-- Migrations and admin commands keep using the owner.
+SELECT format('CREATE ROLE %I LOGIN', :'role')
+WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'role') \gexec
+
+-- Reads of every table the API queries, nothing else on them.
+SELECT format('GRANT USAGE ON SCHEMA public TO %I', :'role') \gexec
+SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens TO %I', :'role') \gexec
+-- The one write: when a key was last used (throttled to once per 5 minutes per key).
+SELECT format('GRANT UPDATE (last_used_at) ON api_keys TO %I', :'role') \gexec
+-- A bound on any statement, whatever the pool says. (Not read-only by default: the write
+-- above needs a writable transaction.)
+SELECT format('ALTER ROLE %I SET statement_timeout = %L', :'role', '5s') \gexec
+SELECT format('ALTER ROLE %I SET idle_in_transaction_session_timeout = %L', :'role', '10s') \gexec
