@@ -18,6 +18,7 @@ export const ConfigSchema = Type.Object({
   DB_STATEMENT_TIMEOUT_MS: Int({ default: 4000, minimum: 1, maximum: 600_000, description: 'Server-side statement_timeout.' }),
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
 
+  TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors. Set the same value on every instance; unset: random per process.' })),
   RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests a minute per API key.' }),
   AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications a minute per client IP before 429.' }),

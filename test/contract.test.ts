@@ -39,10 +39,16 @@ t.test('an undocumented status, a missing request id, a 304 with a body, a bad h
   t.match(contractProblems({ method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 304, headers: get.headers, body: get.body }), [/a body where none is documented/])
 })
 
-t.test('a violating response makes the request itself throw in tests', async t => {
-  // Error bodies are checked too: a 400 must carry its details in the documented shape.
+t.test('error bodies and their headers are checked too', async t => {
   const bad = await app.inject({ url: '/api/jobs/not-a-uuid', headers: tenant.auth })
   t.equal(bad.statusCode, 400)
-  t.same(contractProblems({ method: 'GET', url: '/api/jobs/not-a-uuid', statusCode: 400, headers: bad.headers, body: JSON.stringify({ ...bad.json(), details: 'x' }) }).length, 1)
-  t.ok(new ContractError('x') instanceof Error)
+  const observed = { method: 'GET', url: '/api/jobs/not-a-uuid', statusCode: 400, headers: bad.headers, body: bad.body }
+  t.match(contractProblems({ ...observed, body: JSON.stringify({ ...bad.json(), details: 'x' }) }), [/must be array/])
+  const unauthorized = await app.inject({ url: '/api/me' })
+  const { 'www-authenticate': _, ...noChallenge } = unauthorized.headers
+  t.match(contractProblems({ method: 'GET', url: '/api/me', statusCode: 401, headers: noChallenge, body: unauthorized.body }), [/www-authenticate is missing/])
+  const ok = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
+  const { etag: _e, ...noEtag } = ok.headers
+  t.match(contractProblems({ method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 200, headers: noEtag, body: ok.body }), [/etag is missing/])
+  t.ok(new ContractError('x') instanceof Error, 'assertContract throws a ContractError')
 })

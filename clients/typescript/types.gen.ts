@@ -364,7 +364,7 @@ export type GetJobAnalyticsData = {
          */
         from?: string;
         /**
-         * Last day of the range (inclusive). Goes with `from`.
+         * Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.
          */
         to?: string;
     };

@@ -1,6 +1,8 @@
 // Pure arithmetic of the analytics operation: no database, no HTTP. Dates are calendar
 // dates as `YYYY-MM-DD` strings; arithmetic on them is done in UTC, where days are 24 h.
 
+import type { StatusStats, WeeklyBinRow } from './repository.js'
+
 const DAY_MS = 86_400_000
 export const MAX_RANGE_YEARS = 5
 
@@ -68,4 +70,21 @@ export function rangeProblems (from: string | undefined, to: string | undefined)
   const limit = toDay(Date.UTC(y + MAX_RANGE_YEARS, m - 1, d))
   if (to > limit) return [{ path: 'querystring/to', message: `must be at most ${MAX_RANGE_YEARS} years after \`from\`` }]
   return []
+}
+
+/**
+ * The analytics object from the status counts and the weekly bins of the repository: the
+ * three statuses always present, the rate over all screens, zero-fill inside a range.
+ */
+export function buildAnalytics (statuses: StatusStats[], bins: WeeklyBinRow[], range?: { from: string, to: string }) {
+  const count = (status: string): number => statuses.find(s => s.status === status)?.count ?? 0
+  const byStatus = { completed: count('completed'), in_progress: count('in_progress'), expired: count('expired') }
+  const total = byStatus.completed + byStatus.in_progress + byStatus.expired
+  const weekly: WeekBin[] = bins.map(b => ({ week: b.week, count: b.count, average_score: b.averageScore }))
+  return {
+    completion_rate: completionRate(byStatus.completed, total),
+    average_score_by_week: range === undefined ? weekly : zeroFill(weekly, range.from, range.to),
+    interviews_by_status: byStatus,
+    total_interviews: total,
+  }
 }

@@ -126,6 +126,15 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
   }
 }
 
+/**
+ * Whether PostgreSQL refused a time zone name (SQLSTATE 22023): the runtime's list and the
+ * database's can differ (old aliases, newer tzdata), and the database has the last word.
+ */
+export function isUnknownTimeZone (error: unknown): boolean {
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: { code?: string, message?: string } } } })?.meta?.driverAdapterError?.cause
+  return cause?.code === '22023' && /time zone/i.test(cause.message ?? '')
+}
+
 export interface WeeklyBinRow {
   week: string
   count: number
@@ -152,7 +161,9 @@ export async function weeklyBins (prisma: Prisma, organizationId: string, jobId:
     : PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
   const rows = await prisma.$queryRaw<Array<{ week: string | null, count: number | null, average_score: number | null }>>`
     SELECT b.week, b.count, b.average_score
-    FROM jobs j
+    -- The zone is evaluated once whatever the data, so an unknown one is always refused.
+    FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
+    CROSS JOIN jobs j
     LEFT JOIN LATERAL (
       SELECT to_char(w.week, 'YYYY-MM-DD') AS week, count(*)::int AS count, avg(w.score) AS average_score
       FROM (
@@ -163,7 +174,7 @@ export async function weeklyBins (prisma: Prisma, organizationId: string, jobId:
       ${exact}
       GROUP BY w.week
     ) b ON true
-    WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
+    WHERE zone_check.local_now IS NOT NULL AND j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     ORDER BY b.week`
   if (rows.length === 0) return null
   return rows.filter(r => r.week !== null).map(r => ({ week: r.week as string, count: Number(r.count), averageScore: r.average_score === null ? null : Number(r.average_score) }))

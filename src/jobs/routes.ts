@@ -9,18 +9,21 @@ import { ConditionalHeaders, JobParams } from '../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse } from '../schemas/responses.js'
 import { CursorCodec } from './cursor.js'
 import { presentJob } from './present.js'
-import { completionRate, isTimeZone, mondayOf, rangeProblems, zeroFill } from './analytics.js'
-import { findJob, listJobs, screenStatsOfJob, weeklyBins } from './repository.js'
+import { buildAnalytics, isTimeZone, mondayOf, rangeProblems } from './analytics.js'
+import { findJob, isUnknownTimeZone, listJobs, screenStatsOfJob, weeklyBins } from './repository.js'
 import { requirePro } from '../plugins/plan-guard.js'
 import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schemas/analytics.js'
 import type { Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 
+const TZ_PROBLEM = { path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }
+const invalidTimeZone = (): ApiError => new ApiError(400, `Invalid request: ${TZ_PROBLEM.path} ${TZ_PROBLEM.message}`, { details: [TZ_PROBLEM] })
+
 /** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
 async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
   const { tz = 'UTC', from, to } = request.query
   const details = [
-    ...(isTimeZone(tz) ? [] : [{ path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }]),
+    ...(isTimeZone(tz) ? [] : [TZ_PROBLEM]),
     ...rangeProblems(from, to),
   ]
   if (details.length > 0) throw new ApiError(400, `Invalid request: ${details.map(d => `${d.path} ${d.message}`).join('; ')}`, { details })
@@ -82,19 +85,11 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const range = from !== undefined && to !== undefined ? { from, to } : undefined
     const [statuses, bins] = await Promise.all([
       screenStatsOfJob(app.prisma, organizationId, jobId),
-      weeklyBins(app.prisma, organizationId, jobId, { tz, ...(range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}) }),
+      weeklyBins(app.prisma, organizationId, jobId, { tz, ...(range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}) })
+        .catch((error: unknown) => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error }),
     ])
     if (bins === null) throw jobNotFound()
-    const count = (status: string): number => statuses.find(s => s.status === status)?.count ?? 0
-    const byStatus = { completed: count('completed'), in_progress: count('in_progress'), expired: count('expired') }
-    const total = byStatus.completed + byStatus.in_progress + byStatus.expired
-    const weekly = bins.map(b => ({ week: b.week, count: b.count, average_score: b.averageScore }))
-    return {
-      completion_rate: completionRate(byStatus.completed, total),
-      average_score_by_week: range === undefined ? weekly : zeroFill(weekly, range.from, range.to),
-      interviews_by_status: byStatus,
-      total_interviews: total,
-    }
+    return buildAnalytics(statuses, bins, range)
   })
 
   app.get('/jobs', {
@@ -115,6 +110,10 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
   }, async (request): Promise<JobList> => {
     const organizationId = request.caller.organization.id
     const { limit = 20, status, cursor } = request.query
+    // Ajv coerces "1e309" to Infinity and lets it pass `integer` and `maximum`.
+    if (!Number.isSafeInteger(limit)) {
+      throw new ApiError(400, 'Invalid request: querystring/limit must be an integer from 1 to 100', { details: [{ path: 'querystring/limit', message: 'must be an integer from 1 to 100' }] })
+    }
     const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
     if (cursor !== undefined && after === undefined) {
       throw new ApiError(400, 'Invalid request: querystring/cursor is not a cursor of this listing', { details: [{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }] })

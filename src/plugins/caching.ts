@@ -21,7 +21,7 @@ export function ifNoneMatchMatches (header: string, etag: string): boolean {
  */
 export default fp(async function cachingPlugin (app: FastifyInstance) {
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method !== 'GET' || reply.statusCode !== 200 || typeof payload !== 'string') return payload
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload
     const etag = `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
     reply.header('etag', etag).header('cache-control', 'private, no-cache')
     const header = request.headers['if-none-match']

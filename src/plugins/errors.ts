@@ -32,7 +32,7 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
   }
   const status = fastifyError.statusCode
   if (status !== undefined && status >= 400 && status < 500 && isDocumentedStatus(status)) {
-    return new ApiError(status, fastifyError.message)
+    return new ApiError(status, fastifyError.message, status === 400 ? { details: [] } : {})
   }
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable')

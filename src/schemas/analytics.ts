@@ -24,10 +24,13 @@ export const JobAnalyticsSchema = Type.Object({
   additionalProperties: false,
 })
 
+// Dates of years 1900 to 2999: outside, week arithmetic leaves PostgreSQL's range (year 0).
+const YEARS = '^(19|2[0-9])[0-9]{2}-'
+
 export const AnalyticsQuery = Type.Object({
   tz: Type.Optional(Type.String({ default: 'UTC', minLength: 1, maxLength: 64, description: 'IANA time zone (e.g. `Europe/Berlin`) whose local Monday 00:00 starts the weeks. Daylight-saving changes are respected. Default UTC. An unknown zone is a 400.', examples: ['Europe/Berlin'] })),
-  from: Type.Optional(Type.String({ format: 'date', maxLength: 10, description: `First day (\`YYYY-MM-DD\`, in \`tz\`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with \`to\`; at most ${MAX_RANGE_YEARS} years.`, examples: ['2026-09-01'] })),
-  to: Type.Optional(Type.String({ format: 'date', maxLength: 10, description: 'Last day of the range (inclusive). Goes with `from`.', examples: ['2026-10-31'] })),
+  from: Type.Optional(Type.String({ format: 'date', maxLength: 10, pattern: YEARS, description: `First day (\`YYYY-MM-DD\`, in \`tz\`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with \`to\`; at most ${MAX_RANGE_YEARS} years.`, examples: ['2026-09-01'] })),
+  to: Type.Optional(Type.String({ format: 'date', maxLength: 10, pattern: YEARS, description: 'Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.', examples: ['2026-10-31'] })),
 }, { additionalProperties: false })
 
 export type JobAnalytics = Static<typeof JobAnalyticsSchema>

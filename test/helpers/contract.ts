@@ -45,8 +45,15 @@ export function contractProblems (res: ObservedResponse): string[] {
   const documented = route.operation.responses[String(res.statusCode)]
   if (documented === undefined) return [`${where}: status ${res.statusCode} is not documented for ${route.operation.operationId}`]
   const problems: string[] = []
-  // decisions.md: every response carries x-request-id (a header object cannot say "required" here).
-  if (res.headers['x-request-id'] === undefined) problems.push(`${where}: x-request-id is missing`)
+  // Headers that must be there (a header object cannot say "required" in this document):
+  // decisions.md's x-request-id everywhere, the ETag on 200s, the challenge on 401s, the
+  // wait on 429s and 503s.
+  const mustHave = ['x-request-id', ...({ 200: ['etag', 'cache-control'], 304: ['etag'], 401: ['www-authenticate'], 429: ['retry-after', 'x-ratelimit-limit'], 503: ['retry-after'] } as Record<number, string[]>)[res.statusCode] ?? []]
+  for (const name of mustHave) {
+    // /api/me is not cacheable (it has no ETag): the rule for 200s is for the job operations.
+    if ((name === 'etag' || name === 'cache-control') && route.operation.operationId === 'getMe') continue
+    if (res.headers[name] === undefined) problems.push(`${where}: ${name} is missing`)
+  }
   for (const [name, header] of Object.entries(documented.headers ?? {})) {
     const raw = res.headers[name.toLowerCase()]
     if (raw === undefined) {

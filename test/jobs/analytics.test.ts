@@ -20,9 +20,6 @@ const weeks = async (screens: ScreenInput[], query = '') =>
   ((await analytics((await jobWith(screens)).id, query)).json().average_score_by_week as Array<{ week: string, count: number }>).map(b => [b.week, b.count])
 
 t.test('the analytics object', async t => {
-  // The other organization's screens, completed the same weeks, must not count.
-  const foreign = await jobWith([completed('2026-01-06T10:00:00Z', 99)], other)
-  t.ok(foreign)
   const job = await jobWith([
     completed('2026-01-06T10:00:00Z', 80),
     completed('2026-01-07T10:00:00Z', 60),
@@ -43,6 +40,14 @@ t.test('the analytics object', async t => {
     interviews_by_status: { completed: 4, in_progress: 1, expired: 2 },
     total_interviews: 7,
   })
+})
+
+t.test('the queries are scoped to the organization: another one gets nothing for the same job', async t => {
+  const { screenStatsOfJob, weeklyBins } = await import('../../src/jobs/repository.js')
+  const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
+  t.equal((await screenStatsOfJob(prisma, pro.organizationId, job.id)).length, 2, 'its organization sees its screens')
+  t.same(await screenStatsOfJob(prisma, other.organizationId, job.id), [], 'another sees no counts')
+  t.equal(await weeklyBins(prisma, other.organizationId, job.id, { tz: 'UTC' }), null, 'and no job')
 })
 
 t.test('a job without screens: zeros, all three keys, no bins', async t => {
@@ -118,6 +123,10 @@ t.test('bad parameters are 400s naming the parameter', async t => {
     '?to=2026-01-01': 'querystring/from',
     '?from=2026-02-30&to=2026-03-01': 'querystring/from',
     '?from=01/02/2026&to=2026-03-01': 'querystring/from',
+    '?from=0001-01-01&to=0001-01-08': 'querystring/from',
+    '?from=2026-01-01&to=3001-01-01': 'querystring/to',
+    '?tz=US/Pacific-New': 'querystring/tz', // Node knows this old alias, PostgreSQL does not
+    '?tz=Canada/East-Saskatchewan': 'querystring/tz',
   }
   for (const [query, path] of Object.entries(cases)) {
     const res = await analytics(job.id, query)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { addDays, completionRate, isTimeZone, mondayOf, rangeProblems, weeksOverlapping, zeroFill } from '../../src/jobs/analytics.js'
+import { addDays, buildAnalytics, completionRate, isTimeZone, mondayOf, rangeProblems, weeksOverlapping, zeroFill } from '../../src/jobs/analytics.js'
 
 t.test('completion rate: integer percent, halves up, 0 without screens', async t => {
   t.equal(completionRate(0, 0), 0)
@@ -53,4 +53,17 @@ t.test('range checks', async t => {
   t.same(rangeProblems('2021-01-01', '2026-01-01'), [], 'exactly five years is allowed')
   t.match(rangeProblems('2021-01-01', '2026-01-02'), [{ path: 'querystring/to' }], 'a day more is not')
   t.same(rangeProblems('2020-02-29', '2025-03-01'), [], 'from a leap day')
+})
+
+t.test('the analytics object from counts and bins', async t => {
+  t.same(buildAnalytics([], []), { completion_rate: 0, average_score_by_week: [], interviews_by_status: { completed: 0, in_progress: 0, expired: 0 }, total_interviews: 0 })
+  const statuses = [{ status: 'completed' as const, count: 1, averageScore: 40 }, { status: 'expired' as const, count: 7, averageScore: null }]
+  const bins = [{ week: '2026-01-05', count: 1, averageScore: 40 }]
+  t.same(buildAnalytics(statuses, bins), {
+    completion_rate: 13,
+    average_score_by_week: [{ week: '2026-01-05', count: 1, average_score: 40 }],
+    interviews_by_status: { completed: 1, in_progress: 0, expired: 7 },
+    total_interviews: 8,
+  })
+  t.same(buildAnalytics(statuses, bins, { from: '2026-01-05', to: '2026-01-12' }).average_score_by_week.map(b => b.count), [1, 0], 'zero-filled in a range')
 })

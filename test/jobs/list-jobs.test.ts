@@ -87,7 +87,7 @@ t.test('a tampered, foreign or mismatched cursor is a 400, never rows', async t 
 })
 
 t.test('bad limits and filters are 400s naming the parameter', async t => {
-  for (const [query, path] of [['?limit=0', 'querystring/limit'], ['?limit=101', 'querystring/limit'], ['?limit=2.5', 'querystring/limit'], ['?status=archived', 'querystring/status']] as const) {
+  for (const [query, path] of [['?limit=0', 'querystring/limit'], ['?limit=101', 'querystring/limit'], ['?limit=2.5', 'querystring/limit'], ['?limit=1e309', 'querystring/limit'], ['?limit=-1e309', 'querystring/limit'], ['?status=archived', 'querystring/status']] as const) {
     const res = await list(query)
     t.equal(res.statusCode, 400, query)
     t.equal(res.json().details[0].path, path)
