@@ -11,7 +11,8 @@ import { createClient } from '@hey-api/openapi-ts'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const input = join(root, 'openapi/openapi.json')
-export const clientDir = join(root, 'clients/typescript')
+// SDK_DIR: check another copy (the tests of this check use it).
+export const clientDir = process.env.SDK_DIR ?? join(root, 'clients/typescript')
 
 /** Writes the client generated from openapi/openapi.json into `dir`, replacing what it held. */
 export async function generateClient (dir: string): Promise<void> {

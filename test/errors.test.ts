@@ -37,3 +37,15 @@ t.test('a 500 carries no internals; the log has them, and never the Authorizatio
   const line = lines.map(l => JSON.parse(l) as { reqId?: string, msg?: string }).find(l => l.msg === 'unhandled error')
   t.equal(line?.reqId, res.headers['x-request-id'], 'the log line carries the request id')
 })
+
+t.test('a bug on a documented operation is a documented 500 (checked against the document)', async t => {
+  const { app: broken, db } = await buildTestApp(t)
+  const owner = await createTenant(db.prisma)
+  const { createJob } = await import('./helpers/fixtures.js')
+  const job = await createJob(db.prisma, owner)
+  // A schema the code does not expect: what a bad deployment would look like.
+  await db.prisma.$executeRawUnsafe('ALTER TABLE questions RENAME TO questions_gone')
+  const res = await broken.inject({ url: `/api/jobs/${job.id}`, headers: owner.auth })
+  t.equal(res.statusCode, 500)
+  t.same(res.json(), { error: 'Internal server error', code: 'internal', request_id: res.headers['x-request-id'] })
+})
