@@ -24,22 +24,7 @@ const jobColumns = {
   updatedAt: true,
 } as const
 
-export interface JobRow {
-  id: string
-  userId: string
-  title: string
-  companyName: string
-  description: string
-  status: JobStatus
-  slug: string
-  shareToken: string
-  logoUrl: string | null
-  brandColor: string | null
-  showServiceBranding: boolean
-  euCandidatesAllowed: boolean
-  createdAt: Date
-  updatedAt: Date
-}
+export type JobRow = PrismaSql.JobGetPayload<{ select: typeof jobColumns }>
 
 /** Screens of a job by status: how many, and the mean of those that have a score. */
 export interface StatusStats {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ApiError, jobNotFound } from '../errors.js'
+import { ApiError, invalidRequest, jobNotFound } from '../errors.js'
 import type { Job } from '../schemas/job.js'
 import { JobSchema } from '../schemas/job.js'
 import { JobListSchema, ListJobsQuery, type JobList } from '../schemas/job-list.js'
@@ -17,7 +17,7 @@ import type { Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 
 const TZ_PROBLEM = { path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }
-const invalidTimeZone = (): ApiError => new ApiError(400, `Invalid request: ${TZ_PROBLEM.path} ${TZ_PROBLEM.message}`, { details: [TZ_PROBLEM] })
+const invalidTimeZone = (): ApiError => invalidRequest([TZ_PROBLEM])
 
 /** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
 async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
@@ -26,7 +26,7 @@ async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: St
     ...(isTimeZone(tz) ? [] : [TZ_PROBLEM]),
     ...rangeProblems(from, to),
   ]
-  if (details.length > 0) throw new ApiError(400, `Invalid request: ${details.map(d => `${d.path} ${d.message}`).join('; ')}`, { details })
+  if (details.length > 0) throw invalidRequest(details)
 }
 
 const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string }> = async (app, { cursorSecret, upgradeUrl }) => {
@@ -112,11 +112,11 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const { limit = 20, status, cursor } = request.query
     // Ajv coerces "1e309" to Infinity and lets it pass `integer` and `maximum`.
     if (!Number.isSafeInteger(limit)) {
-      throw new ApiError(400, 'Invalid request: querystring/limit must be an integer from 1 to 100', { details: [{ path: 'querystring/limit', message: 'must be an integer from 1 to 100' }] })
+      throw invalidRequest([{ path: 'querystring/limit', message: 'must be an integer from 1 to 100' }])
     }
     const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
     if (cursor !== undefined && after === undefined) {
-      throw new ApiError(400, 'Invalid request: querystring/cursor is not a cursor of this listing', { details: [{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }] })
+      throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }])
     }
     const page = await listJobs(app.prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) })
     const last = page.jobs.at(-1)?.job

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isDatabaseUnavailable } from '../db/unavailable.js'
-import { ApiError, databaseUnavailable } from '../errors.js'
+import { ApiError, databaseUnavailable, invalidRequest } from '../errors.js'
 import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../schemas/error.js'
 
 const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
@@ -27,8 +27,7 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
       path: `${context}${v.instancePath === '' && typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : v.instancePath}`,
       message: v.message ?? 'is invalid',
     }))
-    const summary = details.map(d => `${d.path} ${d.message}`).join('; ')
-    return new ApiError(400, `Invalid request: ${summary}`.slice(0, 1000), { details })
+    return invalidRequest(details)
   }
   const status = fastifyError.statusCode
   if (status !== undefined && status >= 400 && status < 500 && isDocumentedStatus(status)) {
@@ -50,7 +49,7 @@ export function frameworkError (error: FastifyError, request: FastifyRequest, re
   const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
     ? new ApiError(414, `URI Too Long: a path segment is longer than ${MAX_PARAM_LENGTH} characters`)
     : error.code === 'FST_ERR_BAD_URL'
-      ? new ApiError(400, 'Invalid request: the URL is not valid percent-encoded UTF-8', { details: [{ path: 'url', message: 'is not valid percent-encoded UTF-8' }] })
+      ? invalidRequest([{ path: 'url', message: 'is not valid percent-encoded UTF-8' }])
       : toApiError(error, request)
   sendApiError(request, reply, apiError)
 }

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox'
+import { Uuid } from './types.js'
 
 export const JobParams = Type.Object({
-  jobId: Type.String({ format: 'uuid', maxLength: 36, description: 'Identifier of the job (a UUID).', examples: ['91c1b009-4099-5628-9d13-3aaeb0acf3e9'] }),
+  jobId: Uuid({ description: 'Identifier of the job (a UUID).', examples: ['91c1b009-4099-5628-9d13-3aaeb0acf3e9'] }),
 })
 
 export const ConditionalHeaders = Type.Object({

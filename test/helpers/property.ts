@@ -15,3 +15,10 @@ export async function checkProperty<T> (t: Comments, name: string, arbitrary: fc
     t.comment(`property "${name}": ${numRuns} cases passed with seed ${seed} in ${Date.now() - started} ms (replay: PROPERTY_SEED=${seed})`)
   }
 }
+
+/**
+ * Equal, or equal but for the last bits: the database sums floating-point scores in another
+ * order than a reference does.
+ */
+export const closeEnough = (a: number | null, b: number | null): boolean =>
+  a === b || (a !== null && b !== null && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)))
