@@ -3,7 +3,7 @@ import { Redis } from 'ioredis'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { buildTestApp } from './helpers/app.js'
+import { apiDatabase, buildTestApp } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { createTenant } from './helpers/fixtures.js'
 
@@ -54,10 +54,9 @@ t.test('with Redis, two instances share one limit', { skip: process.env.CI !== '
   t.teardown(() => db.close())
   const tenant = await createTenant(db.prisma)
   const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL, RATE_LIMIT_MAX: '4' })
-  // Two apps, one database (as two instances behind a load balancer); only the test closes it.
-  const shared = { ...db, close: async () => {} }
-  const one = await buildApp({ config, database: shared })
-  const two = await buildApp({ config, database: shared })
+  // Two apps, one database (as two instances behind a load balancer).
+  const one = await buildApp({ config, database: apiDatabase(db, config) })
+  const two = await buildApp({ config, database: apiDatabase(db, config) })
   t.teardown(async () => { await one.close(); await two.close() })
   const statuses = []
   for (let i = 0; i < 6; i++) statuses.push((await (i % 2 === 0 ? one : two).inject({ url: '/api/me', headers: tenant.auth })).statusCode)

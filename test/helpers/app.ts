@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import type { ClientOptions } from '../../src/db/database.js'
+import { openServerDatabase, type ClientOptions, type Database } from '../../src/db/database.js'
 import { assertContract } from './contract.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
@@ -16,17 +16,25 @@ export interface TestApp {
 
 /**
  * The production app on a database of this test file's own, closed when the test ends.
- * Configuration goes through the same loader as production.
+ * Configuration goes through the same loader as production. On a server the app connects
+ * as the API's restricted role, with the pool settings of the configuration; `prisma` (for
+ * fixtures) is the owner's.
  */
 export async function buildTestApp (t: Teardown, options: { env?: Record<string, string>, db?: ClientOptions, logStream?: NodeJS.WritableStream, routes?: (app: FastifyInstance) => void } = {}): Promise<TestApp> {
   const db = await createTestDatabase(options.db)
   const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info', ...options.env })
-  const app = await buildApp({ config, database: db, ...(options.logStream !== undefined ? { logStream: options.logStream } : {}) })
-  t.teardown(async () => { await app.close() })
+  const database = apiDatabase(db, config, options.db)
+  const app = await buildApp({ config, database, ...(options.logStream !== undefined ? { logStream: options.logStream } : {}) })
+  t.teardown(async () => { await app.close(); await db.close() })
   options.routes?.(app)
   await app.ready()
   validateEveryResponse(app)
   return { app, db, prisma: db.prisma, config }
+}
+
+/** The database as the app under test gets it (closing it leaves the test's own open). */
+export function apiDatabase (db: TestDatabase, config: Config, options: ClientOptions = {}): Database {
+  return db.apiUrl !== undefined ? openServerDatabase(db.apiUrl, config, options) : { ...db, close: async () => {} }
 }
 
 /** Wraps inject so that every response a test receives is checked against the OpenAPI document. */

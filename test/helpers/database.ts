@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
@@ -15,11 +17,30 @@ const CACHE = join(import.meta.dirname, '../../node_modules/.cache/screening-tes
 
 export const serverUrl = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== '' ? process.env.TEST_DATABASE_URL : undefined
 
+// On a server, the app under test connects as this role, made by the script production
+// uses (prisma/sql/api-role.sql), so every test runs with only the privileges it grants.
+export const API_ROLE = 'screening_api_test'
+const API_ROLE_SCRIPT = join(import.meta.dirname, '../../prisma/sql/api-role.sql')
+
 async function migrationsHash (): Promise<string> {
   const list = await readMigrations()
   const h = createHash('sha256')
   for (const m of list.migrationDirectories) h.update(m.path).update(m.migrationFile.content.value)
+  h.update(await readFile(API_ROLE_SCRIPT))
   return h.digest('hex').slice(0, 16)
+}
+
+/** Runs prisma/sql/api-role.sql on a database, as the admin step in the README does. */
+export async function grantApiRole (url: string, role: string): Promise<void> {
+  await promisify(execFile)('psql', [url, '-q', '-v', `role=${role}`, '-v', 'ON_ERROR_STOP=1', '-f', API_ROLE_SCRIPT])
+}
+
+/** `url` with another user. */
+export function asRole (url: string, role: string): string {
+  const withRole = new URL(url)
+  withRole.username = role
+  withRole.password = ''
+  return withRole.toString()
 }
 
 async function embeddedTemplate (): Promise<Blob> {
@@ -60,6 +81,8 @@ async function serverTemplate (admin: pg.Client, base: string): Promise<string> 
       const db = openServerDatabase(databaseUrl(base, building), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
       await applyMigrations(db.adapterFactory)
       await db.close()
+      // Grants live in the database, so every clone has them; the role is cluster-wide.
+      await grantApiRole(databaseUrl(base, building), API_ROLE)
       await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`)
     }
   } finally {
@@ -69,8 +92,10 @@ async function serverTemplate (admin: pg.Client, base: string): Promise<string> 
 }
 
 export interface TestDatabase extends Database {
-  /** Connection string of this file's database on the server; undefined when embedded. */
+  /** Connection string of this file's database on the server, as its owner; undefined when embedded. */
   url?: string
+  /** The same database as API_ROLE, for the app under test; undefined when embedded. */
+  apiUrl?: string
 }
 
 /** A fresh, migrated database for one test file. Closing it drops it. */
@@ -94,6 +119,7 @@ export async function createTestDatabase (options: ClientOptions = {}): Promise<
   return {
     ...db,
     url,
+    apiUrl: asRole(url, API_ROLE),
     close: async () => {
       await db.close()
       const drop = new pg.Client({ connectionString: serverUrl })
