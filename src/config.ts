@@ -16,6 +16,7 @@ export const ConfigSchema = Type.Object({
   DB_CONNECTION_TIMEOUT_MS: Int({ default: 2000, minimum: 1, maximum: 600_000, description: 'Wait for a connection (new or from the pool).' }),
   DB_QUERY_TIMEOUT_MS: Int({ default: 5000, minimum: 1, maximum: 600_000, description: 'Client-side bound on one query.' }),
   DB_STATEMENT_TIMEOUT_MS: Int({ default: 4000, minimum: 1, maximum: 600_000, description: 'Server-side statement_timeout.' }),
+  REQUEST_TIMEOUT_MS: Int({ default: 5000, minimum: 100, maximum: 600_000, description: 'Longest a request may take, from routing to response; past it, 503 `unavailable` (a hung database). Bounds every wait above.' }),
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
 
   TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),

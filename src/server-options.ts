@@ -7,7 +7,7 @@ import { requestId } from './plugins/request-id.js'
  * Fastify's constructor options: one module for the server and the tests, so that tests
  * run the server that production runs.
  */
-export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_HOPS'>, logStream?: NodeJS.WritableStream): FastifyServerOptions {
+export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_HOPS' | 'REQUEST_TIMEOUT_MS'>, logStream?: NodeJS.WritableStream): FastifyServerOptions {
   return {
     logger: {
       level: config.LOG_LEVEL,
@@ -16,6 +16,9 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_H
     },
     genReqId: requestId,
     return503OnClosing: true,
+    // Past this the response is a 503 whatever the database does (the error handler maps
+    // FST_ERR_HANDLER_TIMEOUT); abandoned queries end at their own timeouts.
+    handlerTimeout: config.REQUEST_TIMEOUT_MS,
     trustProxy: config.TRUST_PROXY_HOPS > 0 ? (_address: string, hop: number) => hop < config.TRUST_PROXY_HOPS : false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     frameworkErrors: frameworkError,

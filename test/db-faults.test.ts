@@ -3,6 +3,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openServerDatabase } from '../src/db/database.js'
 import { isDatabaseUnavailable } from '../src/db/unavailable.js'
+import { buildTestApp } from './helpers/app.js'
 import { assertContract } from './helpers/contract.js'
 import { serverUrl } from './helpers/database.js'
 
@@ -20,6 +21,19 @@ t.test('an unreachable database: 503 on every operation, in the documented shape
     t.same(res.json(), { error: 'Service unavailable, retry later', code: 'unavailable', request_id: res.headers['x-request-id'] })
     assertContract({ method: 'GET', url, statusCode: res.statusCode, headers: res.headers, body: res.body })
   }
+})
+
+t.test('past REQUEST_TIMEOUT_MS a request is a 503 in the shared shape, whatever is still running', async t => {
+  const { app } = await buildTestApp(t, {
+    env: { REQUEST_TIMEOUT_MS: '100' },
+    routes: app => { app.get('/hang', async () => await new Promise(resolve => setTimeout(resolve, 1000, { late: true }))) },
+  })
+  const started = Date.now()
+  const res = await app.inject({ url: '/hang' })
+  t.ok(Date.now() - started < 900, `answered after ${Date.now() - started} ms`)
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '5')
+  t.same(res.json(), { error: 'Service unavailable, retry later', code: 'unavailable', request_id: res.headers['x-request-id'] })
 })
 
 t.test('a query over statement_timeout is a 503, not a 500', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (a server enforces statement_timeout)' : false }, async t => {

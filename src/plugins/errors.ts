@@ -29,6 +29,10 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
     }))
     return invalidRequest(details)
   }
+  if (fastifyError.code === 'FST_ERR_HANDLER_TIMEOUT') {
+    request.log.warn({ err: error }, 'request timed out (REQUEST_TIMEOUT_MS)')
+    return databaseUnavailable()
+  }
   const status = fastifyError.statusCode
   if (status !== undefined && status >= 400 && status < 500 && isDocumentedStatus(status)) {
     return new ApiError(status, fastifyError.message, status === 400 ? { details: [] } : {})
