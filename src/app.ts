@@ -13,6 +13,7 @@ import openapiPlugin from './plugins/openapi.js'
 import prismaPlugin from './plugins/prisma.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import requestIdPlugin from './plugins/request-id.js'
+import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
@@ -32,6 +33,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
 
   await app.register(errorsPlugin)
   await app.register(requestIdPlugin)
+  await app.register(requestLimitsPlugin)
   await app.register(drainingPlugin)
   await app.register(securityHeadersPlugin, { corsOrigins: config.CORS_ORIGINS.split(',').filter(Boolean) })
   await app.register(prismaPlugin, { database })

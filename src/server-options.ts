@@ -1,13 +1,15 @@
-import type { FastifyServerOptions } from 'fastify'
+import type { Server } from 'node:http'
+import type { FastifyHttpOptions } from 'fastify'
 import type { Config } from './config.js'
-import { frameworkError, MAX_PARAM_LENGTH } from './plugins/errors.js'
+import { clientError, frameworkError } from './plugins/errors.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './plugins/request-limits.js'
 import { requestId } from './plugins/request-id.js'
 
 /**
  * Fastify's constructor options: one module for the server and the tests, so that tests
  * run the server that production runs.
  */
-export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_HOPS' | 'REQUEST_TIMEOUT_MS'>, logStream?: NodeJS.WritableStream): FastifyServerOptions {
+export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_HOPS' | 'REQUEST_TIMEOUT_MS'>, logStream?: NodeJS.WritableStream): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.LOG_LEVEL,
@@ -22,6 +24,8 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_H
     trustProxy: config.TRUST_PROXY_HOPS > 0 ? (_address: string, hop: number) => hop < config.TRUST_PROXY_HOPS : false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
+    http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: true } },
   }
 }

@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config.js'
 import { apiDatabase, buildTestApp } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { createTenant } from './helpers/fixtures.js'
+import { TcpProxy } from './helpers/tcp-proxy.js'
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -69,4 +70,49 @@ t.test('with Redis unreachable, the API keeps serving (fail open) without waitin
   const started = Date.now()
   for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 200)
   t.ok(Date.now() - started < 3000, `three requests in ${Date.now() - started} ms`)
+})
+
+t.test('Redis lost, frozen and back: the API serves throughout, then limits again', { skip: process.env.CI !== 'true' && !(await redisReachable()) ? `no Redis at ${REDIS_URL}` : false }, async t => {
+  const redis = new URL(REDIS_URL)
+  const proxy = await TcpProxy.start({ host: redis.hostname, port: Number(redis.port === '' ? 6379 : redis.port) })
+  t.teardown(() => proxy.close())
+  const { app, prisma } = await buildTestApp(t, { env: { REDIS_URL: proxy.via(REDIS_URL), RATE_LIMIT_MAX: '3' } })
+  const me = async (tenant: { auth: Record<string, string> }): Promise<{ status: number, ms: number }> => {
+    const started = Date.now()
+    const res = await app.inject({ url: '/api/me', headers: tenant.auth })
+    return { status: res.statusCode, ms: Date.now() - started }
+  }
+  const statuses = async (tenant: { auth: Record<string, string> }, n: number): Promise<number[]> => {
+    const out = []
+    for (let i = 0; i < n; i++) out.push((await me(tenant)).status)
+    return out
+  }
+
+  t.same(await statuses(await createTenant(prisma), 4), [200, 200, 200, 429], 'limited through the proxy')
+
+  proxy.cut()
+  proxy.refuse()
+  const lost = await createTenant(prisma)
+  const whileLost = await Promise.all(Array.from({ length: 5 }, async () => await me(lost)))
+  t.same(whileLost.map(r => r.status), [200, 200, 200, 200, 200], 'Redis unreachable: served, unlimited (fail open)')
+  t.ok(whileLost.every(r => r.ms < 1000), `without waiting: ${whileLost.map(r => r.ms).join(', ')} ms`)
+
+  await proxy.restore()
+  const back = Date.now()
+  const again = await createTenant(prisma)
+  let limitedAfter: number | undefined
+  while (limitedAfter === undefined && Date.now() - back < 10_000) {
+    if ((await me(again)).status === 429) limitedAfter = Date.now() - back
+    else await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  t.ok(limitedAfter !== undefined, `limits again ${limitedAfter} ms after Redis came back, without a restart`)
+
+  proxy.freeze()
+  const frozen = await createTenant(prisma)
+  const whileFrozen = []
+  for (let i = 0; i < 3; i++) whileFrozen.push(await me(frozen))
+  t.same(whileFrozen.map(r => r.status), [200, 200, 200], 'Redis frozen: served')
+  t.ok(whileFrozen.every(r => r.ms < 1000), `each within the command timeout: ${whileFrozen.map(r => r.ms).join(', ')} ms`)
+  await proxy.restore()
+  t.comment(`redis faults: lost -> ${whileLost.map(r => r.ms).join('/')} ms per request; limits again ${limitedAfter} ms after it came back; frozen -> ${whileFrozen.map(r => r.ms).join('/')} ms`)
 })

@@ -23,7 +23,7 @@ export type ApiError = {
      */
     error: string;
     /**
-     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`. Treat an unknown value like the HTTP status alone.
+     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`. Treat an unknown value like the HTTP status alone.
      */
     code: string;
     /**
@@ -256,9 +256,21 @@ export type GetMeErrors = {
      */
     401: ApiError;
     /**
+     * The request line and headers did not arrive within 10 s. The connection is closed.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
     429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed.
+     */
+    431: ApiError;
     /**
      * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
      */
@@ -312,13 +324,21 @@ export type GetJobErrors = {
      */
     404: ApiError;
     /**
-     * A path segment is longer than 500 characters.
+     * The request line and headers did not arrive within 10 s. The connection is closed.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
     429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed.
+     */
+    431: ApiError;
     /**
      * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
      */
@@ -389,13 +409,21 @@ export type GetJobAnalyticsErrors = {
      */
     404: ApiError;
     /**
-     * A path segment is longer than 500 characters.
+     * The request line and headers did not arrive within 10 s. The connection is closed.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
     429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed.
+     */
+    431: ApiError;
     /**
      * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
      */
@@ -453,9 +481,21 @@ export type ListJobsErrors = {
      */
     401: ApiError;
     /**
+     * The request line and headers did not arrive within 10 s. The connection is closed.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
     429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed.
+     */
+    431: ApiError;
     /**
      * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
      */

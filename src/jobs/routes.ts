@@ -44,7 +44,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       response: {
         200: okResponse(Type.Ref(JobSchema), 'The job.', jobExample),
         304: notModifiedResponse,
-        ...errorResponses([400, 401, 404, 414, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
+        ...errorResponses([400, 401, 404], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
       },
     },
   }, async (request): Promise<Job> => {
@@ -74,7 +74,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       response: {
         200: okResponse(Type.Ref(JobAnalyticsSchema), 'The job\'s analytics.', analyticsExample),
         304: notModifiedResponse,
-        ...errorResponses([400, 401, 403, 404, 414, 429, 500, 503], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
+        ...errorResponses([400, 401, 403, 404], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }),
       },
     },
     preHandler: [validateAnalyticsQuery, requirePro(upgradeUrl)],
@@ -104,7 +104,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       response: {
         200: okResponse(Type.Ref(JobListSchema), 'A page of jobs.', { data: [jobExample], next_cursor: 'eyJvIjoiNjNj…In0.kX9-3F0aZ8q1' }),
         304: notModifiedResponse,
-        ...errorResponses([400, 401, 429, 500, 503]),
+        ...errorResponses([400, 401]),
       },
     },
   }, async (request): Promise<JobList> => {

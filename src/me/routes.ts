@@ -15,7 +15,7 @@ const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
       security: [{ bearerAuth: [] }],
       response: {
         200: jsonResponse(Type.Ref(MeSchema), 'The caller.', meExample),
-        ...errorResponses([401, 429, 500, 503]),
+        ...errorResponses([401]),
       },
     },
   }, async (request): Promise<Me> => {

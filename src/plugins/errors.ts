@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isDatabaseUnavailable } from '../db/unavailable.js'
 import { ApiError, databaseUnavailable, invalidRequest } from '../errors.js'
 import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../schemas/error.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './request-limits.js'
 
 const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
 
@@ -58,8 +62,38 @@ export function frameworkError (error: FastifyError, request: FastifyRequest, re
   sendApiError(request, reply, apiError)
 }
 
-/** Longest path segment the router accepts; longer is a 414. */
-export const MAX_PARAM_LENGTH = 500
+/** What Node's HTTP parser refuses before there is a request (Fastify's clientErrorHandler), as an ApiError. */
+export function clientErrorToApiError (error: { code?: string }): ApiError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW': return new ApiError(431, `Request Header Fields Too Large: the request line and headers may take ${MAX_HEADER_BYTES} bytes`)
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return new ApiError(408, `Request Timeout: the request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s`)
+    default: return new ApiError(400, 'Bad Request: not a valid HTTP/1.1 request', { details: [] })
+  }
+}
+
+/**
+ * Fastify's clientErrorHandler: the same error shape on the raw socket, since no request or
+ * reply exists yet. The connection is closed after it, as Node does.
+ */
+export function clientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const apiError = clientErrorToApiError(error)
+  const id = randomUUID()
+  this.log.info({ err: error, reqId: id, statusCode: apiError.statusCode }, 'request refused by the HTTP parser')
+  if (socket.writable) {
+    const body = JSON.stringify({ error: apiError.message, code: apiError.code, request_id: id, ...apiError.extra })
+    socket.write([
+      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${id}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'))
+  }
+  socket.destroy()
+}
 
 export default fp(async function errorsPlugin (app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => sendApiError(request, reply, toApiError(error, request)))

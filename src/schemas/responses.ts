@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../plugins/request-limits.js'
 import { ERROR_CODES, ErrorSchema, UpgradeRequiredSchema, type ErrorStatus } from './error.js'
 
 // Responses in OpenAPI's own form (description, headers, content with schema and example),
@@ -42,7 +43,9 @@ const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   401: 'Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.',
   403: 'Pro subscription required; the body links to the billing page.',
   404: 'Not found.',
-  414: 'A path segment is longer than 500 characters.',
+  408: `The request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s. The connection is closed.`,
+  414: `The URL is too long: over ${MAX_URL_LENGTH} characters in all, a query string over ${MAX_QUERY_LENGTH}, or a path segment over ${MAX_PARAM_LENGTH}. No rate-limit headers: it is refused before authentication.`,
+  431: `The request line and headers take more than ${MAX_HEADER_BYTES} bytes. The connection is closed.`,
   429: 'Too many requests for this API key; retry after `Retry-After` seconds.',
   500: 'An unexpected error; the message carries no internals. Quote `request_id` when reporting it.',
   503: 'The database is unreachable or timed out; retry after `Retry-After` seconds.',
@@ -53,7 +56,9 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorStatus, string>> = {
   401: 'A valid API key is required: send `Authorization: Bearer <api key>`.',
   403: 'Pro subscription required',
   404: 'Job not found',
-  414: 'URI Too Long: a path segment is longer than 500 characters',
+  408: `Request Timeout: the request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s`,
+  414: `URI Too Long: the query string is longer than ${MAX_QUERY_LENGTH} characters`,
+  431: `Request Header Fields Too Large: the request line and headers may take ${MAX_HEADER_BYTES} bytes`,
   429: 'Rate limit exceeded, retry in 1 minute',
   500: 'Internal server error',
   503: 'Service unavailable, retry later',
@@ -72,9 +77,16 @@ function errorExample (status: ErrorStatus): Record<string, unknown> {
   return example
 }
 
-/** The documented error responses of an operation, each with the shared schema and an example. */
+/** What any request can get, whatever the operation: its bounds, the rate limit, an outage. */
+const EVERY_OPERATION: ErrorStatus[] = [408, 414, 429, 431, 500, 503]
+
+/**
+ * The documented error responses of an operation (its own `statuses` and those of every
+ * operation), each with the shared schema and an example.
+ */
 export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string>> = {}): Record<number, unknown> {
-  return Object.fromEntries(statuses.map(status => [status, jsonResponse(
+  const all = [...new Set([...statuses, ...EVERY_OPERATION])].sort((a, b) => a - b)
+  return Object.fromEntries(all.map(status => [status, jsonResponse(
     Type.Ref(status === 403 ? UpgradeRequiredSchema : ErrorSchema),
     overrides[status] ?? DESCRIPTIONS[status] ?? 'Error.',
     errorExample(status),

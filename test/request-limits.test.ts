@@ -1,0 +1,111 @@
+import { request as httpRequest } from 'node:http'
+import { connect, type AddressInfo } from 'node:net'
+import fc from 'fast-check'
+import t, { type Test } from 'tap'
+import { clientErrorToApiError } from '../src/plugins/errors.js'
+import { MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../src/plugins/request-limits.js'
+import { buildTestApp } from './helpers/app.js'
+import { assertContract, contractProblems } from './helpers/contract.js'
+import { createJob, createTenant } from './helpers/fixtures.js'
+
+// The bounds on a request (URL, query string, path segment, headers), over real sockets
+// where Node's HTTP parser is the one refusing: every refusal in the documented shape.
+
+const { app, prisma } = await buildTestApp(t)
+const tenant = await createTenant(prisma)
+const job = await createJob(prisma, tenant)
+await app.listen({ host: '127.0.0.1', port: 0 })
+const port = (app.server.address() as AddressInfo).port
+
+interface Raw { statusCode: number, headers: Record<string, string | string[] | undefined>, body: string }
+
+/** One request on a connection of its own, as any HTTP client sends it. */
+async function send (path: string, headers: Record<string, string> = {}): Promise<Raw> {
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, res => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { body += c })
+      res.on('end', () => { resolve({ statusCode: res.statusCode!, headers: res.headers, body }) })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+function checkShape (t: Test, res: Raw, path: string, status: number, code: string): void {
+  t.equal(res.statusCode, status, `${path.slice(0, 40)}… is a ${status}`)
+  const body = JSON.parse(res.body) as Record<string, unknown>
+  t.equal(body.code, code)
+  t.equal(body.request_id, res.headers['x-request-id'], 'the request id is in the body and the header')
+  assertContract({ method: 'GET', url: path, statusCode: res.statusCode, headers: res.headers, body: res.body })
+}
+
+t.test('headers over the limit: 431 in the error shape, not Node\'s bare one', async t => {
+  const res = await send(`/api/jobs/${job.id}`, { ...tenant.auth, 'x-padding': 'a'.repeat(MAX_HEADER_BYTES) })
+  checkShape(t, res, `/api/jobs/${job.id}`, 431, 'headers_too_large')
+  t.match(JSON.parse(res.body).error, new RegExp(`${MAX_HEADER_BYTES} bytes`))
+  t.equal((await send(`/api/jobs/${job.id}`, { ...tenant.auth, 'x-padding': 'a'.repeat(MAX_HEADER_BYTES - 1000) })).statusCode, 200, 'just under the limit passes')
+})
+
+t.test('a URL too long for the parser is a 431 too; under it, the URL bounds answer 414', async t => {
+  const huge = `/api/jobs?x=${'a'.repeat(MAX_HEADER_BYTES)}`
+  checkShape(t, await send(huge, tenant.auth), '/api/jobs', 431, 'headers_too_large')
+  const longQuery = `/api/jobs?status=active&x=${'a'.repeat(MAX_QUERY_LENGTH)}`
+  checkShape(t, await send(longQuery, tenant.auth), '/api/jobs', 414, 'uri_too_long')
+  t.match(JSON.parse((await send(longQuery, tenant.auth)).body).error, /query string is longer than 1024/)
+})
+
+t.test('the URL bounds, exactly at and past each', async t => {
+  const at = `/api/jobs?cursor=${'a'.repeat(MAX_QUERY_LENGTH - 'cursor='.length)}`
+  t.equal((await app.inject({ url: at, headers: tenant.auth })).statusCode, 400, `a query string of ${MAX_QUERY_LENGTH} is read (and its cursor refused)`)
+  t.equal((await app.inject({ url: `${at}a`, headers: tenant.auth })).statusCode, 414, 'one more character is a 414')
+
+  // Segments under the router's limit, a query under its own: only the whole URL is too long.
+  const segment = 'a'.repeat(MAX_PARAM_LENGTH - 10)
+  const path = `/api/jobs/${[segment, segment, segment].join('/')}`
+  const query = `?tz=${'b'.repeat(MAX_URL_LENGTH - path.length - 4)}`
+  t.equal((path + query).length, MAX_URL_LENGTH)
+  t.equal((await app.inject({ url: path + query, headers: tenant.auth })).statusCode, 404, `${MAX_URL_LENGTH} characters: read (no such route)`)
+  const over = await app.inject({ url: `${path + query}b`, headers: tenant.auth })
+  t.equal(over.statusCode, 414)
+  t.match(over.json().error, /the URL is longer than 2048/)
+
+  const segmentOver = await app.inject({ url: `/api/jobs/${'a'.repeat(MAX_PARAM_LENGTH + 1)}`, headers: tenant.auth })
+  t.equal(segmentOver.statusCode, 414)
+  t.match(segmentOver.json().error, /path segment is longer than 500/)
+})
+
+t.test('what the parser refuses otherwise is a 400 in the shape; a slow client gets a 408', async t => {
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.write('NOT AN HTTP REQUEST\r\n\r\n') })
+    let out = ''
+    socket.on('data', c => { out += c.toString() })
+    socket.on('close', () => { resolve(out) })
+    socket.on('error', reject)
+  })
+  t.match(raw, /^HTTP\/1\.1 400 Bad Request\r\n/)
+  const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { code: string, details: unknown[], request_id: string }
+  t.same(body, { error: 'Bad Request: not a valid HTTP/1.1 request', code: 'invalid_request', request_id: body.request_id, details: [] })
+  // Node raises the timeout on its own clock (checked every 30 s): the mapping, directly.
+  const timeout = clientErrorToApiError({ code: 'ERR_HTTP_REQUEST_TIMEOUT' })
+  t.same([timeout.statusCode, timeout.code], [408, 'request_timeout'])
+})
+
+t.test('random header and URL sizes over real sockets: documented answers only', async t => {
+  const statuses: Record<number, number> = {}
+  await fc.assert(fc.asyncProperty(
+    fc.oneof(fc.integer({ min: 0, max: MAX_HEADER_BYTES }), fc.integer({ min: 0, max: 3 * MAX_HEADER_BYTES })),
+    fc.oneof(fc.integer({ min: 0, max: 2 * MAX_QUERY_LENGTH }), fc.integer({ min: 0, max: 3 * MAX_HEADER_BYTES })),
+    fc.boolean(),
+    async (headerBytes, queryLength, authorized) => {
+      const path = `/api/jobs/${job.id}/analytics?tz=UTC&pad=${'q'.repeat(queryLength)}`
+      const res = await send(path, { ...(authorized ? tenant.auth : {}), 'x-padding': 'h'.repeat(headerBytes) })
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
+      t.same(contractProblems({ method: 'GET', url: path, statusCode: res.statusCode, headers: res.headers, body: res.body }), [], `${res.statusCode} for ${headerBytes} header bytes, a query of ${queryLength}`)
+      t.ok(res.statusCode < 500)
+    },
+  ), { numRuns: 150, seed: 20261122 })
+  t.comment(`request-limit fuzz: 150 requests over sockets, statuses ${JSON.stringify(statuses)}`)
+  t.ok((statuses[431] ?? 0) > 0 && (statuses[414] ?? 0) > 0 && (statuses[200] ?? 0) > 0, 'each outcome reached')
+})
