@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { seedDemoData } from '../src/db/seed.js'
+import { apiDatabase } from '../test/helpers/app.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 
 const gc = (globalThis as { gc?: () => void }).gc
@@ -19,8 +20,9 @@ const rate = Number(process.argv[3] ?? 200)
 
 const db = await createTestDatabase()
 const demo = await seedDemoData(db.prisma)
-const config = loadConfig({ LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', DATABASE_URL: db.url! })
-const app = await buildApp({ config, database: db })
+const config = loadConfig({ LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', DATABASE_URL: db.apiUrl! })
+// As production runs: the API role, the configured pool and timeouts.
+const app = await buildApp({ config, database: apiDatabase(db, config) })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const address = app.server.address()
 const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
@@ -41,6 +43,7 @@ await new Promise(resolve => child.once('exit', resolve))
 const result = JSON.parse(out) as { latency: Record<string, number>, requests: { total: number, average: number }, errors: number, timeouts: number, non2xx: number, statusCodeStats?: Record<string, { count: number }> }
 const heapEnd = heap()
 await app.close()
+await db.close()
 
 console.log(`soak: ${minutes} min at ${rate} req/s, 20 connections, get-job / analytics / list in turn`)
 console.log(`  requests ${result.requests.total} (${result.requests.average.toFixed(0)}/s), errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}`)
