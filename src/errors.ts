@@ -15,6 +15,11 @@ export class ApiError extends Error {
     super(message)
     this.code = ERROR_CODES[statusCode]
   }
+
+  /** The shared error body. */
+  body (requestId: string): Record<string, unknown> {
+    return { error: this.message, code: this.code, request_id: requestId, ...this.extra }
+  }
 }
 
 export const jobNotFound = (): ApiError => new ApiError(404, 'Job not found')

@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import type { FastifyHttpOptions } from 'fastify'
 import type { Config } from './config.js'
 import { clientError, frameworkError } from './plugins/errors.js'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './plugins/request-limits.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from './plugins/request-limits.js'
 import { requestId } from './plugins/request-id.js'
 
 /**
@@ -25,7 +25,7 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_H
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
-    http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS },
+    http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: true } },
   }
 }

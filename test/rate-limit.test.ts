@@ -110,9 +110,9 @@ t.test('Redis lost, frozen and back: the API serves throughout, then limits agai
   proxy.freeze()
   const frozen = await createTenant(prisma)
   const whileFrozen = []
-  for (let i = 0; i < 3; i++) whileFrozen.push(await me(frozen))
-  t.same(whileFrozen.map(r => r.status), [200, 200, 200], 'Redis frozen: served')
-  t.ok(whileFrozen.every(r => r.ms < 1000), `each within the command timeout: ${whileFrozen.map(r => r.ms).join(', ')} ms`)
+  for (let i = 0; i < 4; i++) whileFrozen.push(await me(frozen))
+  t.same(whileFrozen.map(r => r.status), [200, 200, 200, 200], 'Redis frozen: served past the limit of 3 (fail open)')
+  t.ok(whileFrozen.every(r => r.ms >= 200 && r.ms < 1000), `each waited for the 250 ms command timeout, no longer: ${whileFrozen.map(r => r.ms).join(', ')} ms`)
   await proxy.restore()
   t.comment(`redis faults: lost -> ${whileLost.map(r => r.ms).join('/')} ms per request; limits again ${limitedAfter} ms after it came back; frozen -> ${whileFrozen.map(r => r.ms).join('/')} ms`)
 })

@@ -2,8 +2,7 @@ import { request as httpRequest } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { clientErrorToApiError } from '../src/plugins/errors.js'
-import { MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../src/plugins/request-limits.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from '../src/plugins/request-limits.js'
 import { buildTestApp } from './helpers/app.js'
 import { assertContract, contractProblems } from './helpers/contract.js'
 import { createJob, createTenant } from './helpers/fixtures.js'
@@ -76,20 +75,31 @@ t.test('the URL bounds, exactly at and past each', async t => {
   t.match(segmentOver.json().error, /path segment is longer than 500/)
 })
 
-t.test('what the parser refuses otherwise is a 400 in the shape; a slow client gets a 408', async t => {
+/** Writes `text` on a connection of its own; what comes back until the server closes it, and when. */
+async function rawExchange (text: string): Promise<{ raw: string, ms: number, body: Record<string, unknown> }> {
+  const started = Date.now()
   const raw = await new Promise<string>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => { socket.write('NOT AN HTTP REQUEST\r\n\r\n') })
+    const socket = connect(port, '127.0.0.1', () => { socket.write(text) })
     let out = ''
     socket.on('data', c => { out += c.toString() })
     socket.on('close', () => { resolve(out) })
     socket.on('error', reject)
   })
+  return { raw, ms: Date.now() - started, body: JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as Record<string, unknown> }
+}
+
+t.test('what the parser refuses otherwise is a 400 in the shape', async t => {
+  const { raw, body } = await rawExchange('NOT AN HTTP REQUEST\r\n\r\n')
   t.match(raw, /^HTTP\/1\.1 400 Bad Request\r\n/)
-  const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { code: string, details: unknown[], request_id: string }
+  t.match(raw, /\r\nx-content-type-options: nosniff\r\n/i)
   t.same(body, { error: 'Bad Request: not a valid HTTP/1.1 request', code: 'invalid_request', request_id: body.request_id, details: [] })
-  // Node raises the timeout on its own clock (checked every 30 s): the mapping, directly.
-  const timeout = clientErrorToApiError({ code: 'ERR_HTTP_REQUEST_TIMEOUT' })
-  t.same([timeout.statusCode, timeout.code], [408, 'request_timeout'])
+})
+
+t.test(`headers that do not arrive within ${HEADERS_TIMEOUT_MS / 1000} s: 408 in the shape`, async t => {
+  const { raw, ms, body } = await rawExchange(`GET /api/jobs/${job.id} HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${tenant.auth.authorization}\r\n`)
+  t.match(raw, /^HTTP\/1\.1 408 Request Timeout\r\n/)
+  t.equal(body.code, 'request_timeout')
+  t.ok(ms >= HEADERS_TIMEOUT_MS && ms <= HEADERS_TIMEOUT_MS + TIMEOUT_CHECK_INTERVAL_MS + 1000, `after ${ms} ms`)
 })
 
 t.test('random header and URL sizes over real sockets: documented answers only', async t => {

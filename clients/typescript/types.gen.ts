@@ -256,7 +256,7 @@ export type GetMeErrors = {
      */
     401: ApiError;
     /**
-     * The request line and headers did not arrive within 10 s. The connection is closed.
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     408: ApiError;
     /**
@@ -268,7 +268,7 @@ export type GetMeErrors = {
      */
     429: ApiError;
     /**
-     * The request line and headers take more than 16384 bytes. The connection is closed.
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     431: ApiError;
     /**
@@ -324,7 +324,7 @@ export type GetJobErrors = {
      */
     404: ApiError;
     /**
-     * The request line and headers did not arrive within 10 s. The connection is closed.
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     408: ApiError;
     /**
@@ -336,7 +336,7 @@ export type GetJobErrors = {
      */
     429: ApiError;
     /**
-     * The request line and headers take more than 16384 bytes. The connection is closed.
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     431: ApiError;
     /**
@@ -409,7 +409,7 @@ export type GetJobAnalyticsErrors = {
      */
     404: ApiError;
     /**
-     * The request line and headers did not arrive within 10 s. The connection is closed.
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     408: ApiError;
     /**
@@ -421,7 +421,7 @@ export type GetJobAnalyticsErrors = {
      */
     429: ApiError;
     /**
-     * The request line and headers take more than 16384 bytes. The connection is closed.
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     431: ApiError;
     /**
@@ -481,7 +481,7 @@ export type ListJobsErrors = {
      */
     401: ApiError;
     /**
-     * The request line and headers did not arrive within 10 s. The connection is closed.
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     408: ApiError;
     /**
@@ -493,7 +493,7 @@ export type ListJobsErrors = {
      */
     429: ApiError;
     /**
-     * The request line and headers take more than 16384 bytes. The connection is closed.
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     431: ApiError;
     /**

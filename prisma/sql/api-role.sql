@@ -6,9 +6,9 @@
 SELECT format('CREATE ROLE %I LOGIN', :'role')
 WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'role') \gexec
 
--- Reads of every table the API queries, nothing else on them. No one but the owner creates
--- objects in the schema (PostgreSQL 15 and later default; older ones let everyone).
-REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+-- Reads of every table the API queries, nothing else on them. PostgreSQL 15 or later: from
+-- 15 on, only the owner of schema public may create objects in it (older versions grant
+-- CREATE to everyone). Temporary tables remain possible, as for any role.
 SELECT format('GRANT USAGE ON SCHEMA public TO %I', :'role') \gexec
 SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens TO %I', :'role') \gexec
 -- The one write: when a key was last used (throttled to once per 5 minutes per key).

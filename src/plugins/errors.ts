@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import { isDatabaseUnavailable } from '../db/unavailable.js'
 import { ApiError, databaseUnavailable, invalidRequest } from '../errors.js'
 import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../schemas/error.js'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from './request-limits.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, uriTooLong } from './request-limits.js'
 
 const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
 
@@ -18,7 +18,7 @@ export function sendApiError (request: FastifyRequest, reply: FastifyReply, erro
   return reply
     .code(error.statusCode)
     .headers(error.headers)
-    .send({ error: error.message, code: error.code, request_id: request.id, ...error.extra })
+    .send(error.body(request.id))
 }
 
 /** Maps any error thrown during a request to an ApiError; never leaks internals. */
@@ -55,7 +55,7 @@ export function toApiError (error: FastifyError | Error, request: FastifyRequest
  */
 export function frameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-    ? new ApiError(414, `URI Too Long: a path segment is longer than ${MAX_PARAM_LENGTH} characters`)
+    ? uriTooLong('a path segment', MAX_PARAM_LENGTH)
     : error.code === 'FST_ERR_BAD_URL'
       ? invalidRequest([{ path: 'url', message: 'is not valid percent-encoded UTF-8' }])
       : toApiError(error, request)
@@ -63,7 +63,7 @@ export function frameworkError (error: FastifyError, request: FastifyRequest, re
 }
 
 /** What Node's HTTP parser refuses before there is a request (Fastify's clientErrorHandler), as an ApiError. */
-export function clientErrorToApiError (error: { code?: string }): ApiError {
+function clientErrorToApiError (error: { code?: string }): ApiError {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW': return new ApiError(431, `Request Header Fields Too Large: the request line and headers may take ${MAX_HEADER_BYTES} bytes`)
     case 'ERR_HTTP_REQUEST_TIMEOUT': return new ApiError(408, `Request Timeout: the request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s`)
@@ -73,20 +73,24 @@ export function clientErrorToApiError (error: { code?: string }): ApiError {
 
 /**
  * Fastify's clientErrorHandler: the same error shape on the raw socket, since no request or
- * reply exists yet. The connection is closed after it, as Node does.
+ * reply exists yet; then the connection is closed, as Node does. Not written when a response
+ * is already under way on the connection (it would corrupt that one). Logged without the
+ * error object: Node attaches the raw bytes received to it, credentials included.
  */
 export function clientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const apiError = clientErrorToApiError(error)
   const id = randomUUID()
-  this.log.info({ err: error, reqId: id, statusCode: apiError.statusCode }, 'request refused by the HTTP parser')
-  if (socket.writable) {
-    const body = JSON.stringify({ error: apiError.message, code: apiError.code, request_id: id, ...apiError.extra })
+  this.log.debug({ code: error.code, reqId: id, statusCode: apiError.statusCode }, 'request refused by the HTTP parser')
+  const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+  if (socket.writable && !inProgress) {
+    const body = JSON.stringify(apiError.body(id))
     socket.write([
       `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}`,
       'Content-Type: application/json; charset=utf-8',
       `Content-Length: ${Buffer.byteLength(body)}`,
       `X-Request-Id: ${id}`,
+      'X-Content-Type-Options: nosniff',
       'Connection: close',
       '',
       body,

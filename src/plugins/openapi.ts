@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { ConfigSchema } from '../config.js'
 import { version } from '../version.js'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from './request-limits.js'
 
@@ -15,7 +16,7 @@ const DESCRIPTION = `Read API of the recruitment screening service: list the org
 
 **Rate limits.** Each API key may make \`RATE_LIMIT_MAX\` requests a minute (600 by default), shared by every operation and every instance of the service. Responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds); past the limit, 429 \`rate_limited\` with \`Retry-After\`. Failed authentications are limited per client address as well.
 
-**Limits.** A URL may be ${MAX_URL_LENGTH} characters long (its query string ${MAX_QUERY_LENGTH}, a path segment ${MAX_PARAM_LENGTH}), or the answer is 414 \`uri_too_long\`; the request line and headers may take ${MAX_HEADER_BYTES} bytes (431 \`headers_too_large\`) and must arrive within ${HEADERS_TIMEOUT_MS / 1000} s (408 \`request_timeout\`); a page of jobs holds 1 to 100 (\`limit\`). The service answers every request within a bound (5 s by default); past it, or while the database is unreachable, 503 \`unavailable\` with \`Retry-After\`.
+**Limits.** A URL may be ${MAX_URL_LENGTH} characters long (its query string ${MAX_QUERY_LENGTH}, a path segment ${MAX_PARAM_LENGTH}), or the answer is 414 \`uri_too_long\`; the request line and headers may take ${MAX_HEADER_BYTES} bytes (431 \`headers_too_large\`) and must arrive within ${HEADERS_TIMEOUT_MS / 1000} s (408 \`request_timeout\`); a page of jobs holds 1 to 100 (\`limit\`). The service answers every request within a bound (${ConfigSchema.properties.REQUEST_TIMEOUT_MS.default / 1000} s by default); past it, or while the database is unreachable, 503 \`unavailable\` with \`Retry-After\`.
 
 **Conditional requests.** Every 200 carries an \`ETag\` and \`Cache-Control: private, no-cache\`. Send the ETag back in \`If-None-Match\`: while nothing changed, the answer is 304 with no body (it still counts toward the rate limit). Dashboards that poll should do this.`
 

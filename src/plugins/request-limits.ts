@@ -15,15 +15,18 @@ export const MAX_PARAM_LENGTH = 500
 export const MAX_HEADER_BYTES = 16_384
 /** For the request line and headers to arrive, enforced by Node (server-options); then a 408. */
 export const HEADERS_TIMEOUT_MS = 10_000
+/** How often Node looks for connections past HEADERS_TIMEOUT_MS (its default, 30 s, would make it 10 to 40 s). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1000
 
-const tooLong = (what: string, max: number): ApiError => new ApiError(414, `URI Too Long: ${what} is longer than ${max} characters`)
+/** Counted as sent, percent-encoded: `%C3%A9` is 6 characters. */
+export const uriTooLong = (what: string, max: number): ApiError => new ApiError(414, `URI Too Long: ${what} is longer than ${max} characters`)
 
 /** The URL bounds, checked before authentication: an absurd request costs no query. */
 export default fp(async function requestLimitsPlugin (app: FastifyInstance) {
   app.addHook('onRequest', async (request) => {
     const { url } = request
-    if (url.length > MAX_URL_LENGTH) throw tooLong('the URL', MAX_URL_LENGTH)
+    if (url.length > MAX_URL_LENGTH) throw uriTooLong('the URL', MAX_URL_LENGTH)
     const query = url.indexOf('?')
-    if (query !== -1 && url.length - query - 1 > MAX_QUERY_LENGTH) throw tooLong('the query string', MAX_QUERY_LENGTH)
+    if (query !== -1 && url.length - query - 1 > MAX_QUERY_LENGTH) throw uriTooLong('the query string', MAX_QUERY_LENGTH)
   })
 }, { name: 'request-limits', dependencies: ['errors'] })

@@ -31,12 +31,12 @@ async function migrationsHash (): Promise<string> {
 }
 
 /** Runs prisma/sql/api-role.sql on a database, as the admin step in the README does. */
-export async function grantApiRole (url: string, role: string): Promise<void> {
+async function grantApiRole (url: string, role: string): Promise<void> {
   await promisify(execFile)('psql', [url, '-q', '-v', `role=${role}`, '-v', 'ON_ERROR_STOP=1', '-f', API_ROLE_SCRIPT])
 }
 
 /** `url` with another user. */
-export function asRole (url: string, role: string): string {
+function asRole (url: string, role: string): string {
   const withRole = new URL(url)
   withRole.username = role
   withRole.password = ''

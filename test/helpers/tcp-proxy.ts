@@ -30,8 +30,6 @@ export class TcpProxy {
     return proxied.toString()
   }
 
-  get connections (): number { return this.pairs.size }
-
   cut (): void {
     for (const pair of this.pairs) this.drop(pair, true)
   }
@@ -49,7 +47,12 @@ export class TcpProxy {
     for (const pair of this.pairs) {
       for (const [to, chunk] of pair.held.splice(0)) to.write(chunk)
     }
-    if (!this.server.listening) await new Promise<void>(resolve => this.server.listen(this.port, '127.0.0.1', resolve))
+    if (!this.server.listening) {
+      await new Promise<void>((resolve, reject) => {
+        this.server.once('error', reject) // EADDRINUSE: someone took the port meanwhile
+        this.server.listen(this.port, '127.0.0.1', () => { this.server.off('error', reject); resolve() })
+      })
+    }
   }
 
   async close (): Promise<void> {
