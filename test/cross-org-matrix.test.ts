@@ -5,18 +5,22 @@ import { createJob, createScreens, createTenant, type Tenant } from './helpers/f
 
 // OWASP API1 (broken object-level authorization), cell by cell: every operation that takes
 // an id × the caller's own job, another organization's, a missing one, a malformed one ×
-// a Pro, a free and no credential.
+// a Pro, a free and no credential; and the list × no cursor, the caller's own, another
+// organization's, a forged and a garbled one × the same callers.
 
 const { app, prisma } = await buildTestApp(t)
 const pro = await createTenant(prisma, { plan: 'pro' })
 const free = await createTenant(prisma, { plan: 'free' })
 const outsider = await createTenant(prisma, { plan: 'pro' })
 const jobs = new Map<Tenant, string>()
+const owned = new Map<Tenant, Set<string>>()
 for (const tenant of [pro, free, outsider]) {
   const job = await createJob(prisma, tenant, { questions: 2 })
   await createScreens(prisma, job.id, [{ status: 'completed', score: 50, completedAt: new Date() }, { status: 'expired' }])
   jobs.set(tenant, job.id)
+  owned.set(tenant, new Set([job.id, (await createJob(prisma, tenant)).id])) // two pages for cursors
 }
+let cells = 0
 
 type Caller = 'pro' | 'free' | 'none'
 type Target = 'own' | 'other' | 'missing' | 'malformed'
@@ -41,7 +45,6 @@ const expected: Record<string, Record<Caller, Record<Target, number>>> = {
 }
 
 t.test('every cell has its expected status; another organization\'s job is byte-identical to a missing one', async t => {
-  let cells = 0
   for (const [template, byCaller] of Object.entries(expected)) {
     for (const [caller, byTarget] of Object.entries(byCaller) as Array<[Caller, Record<Target, number>]>) {
       const headers = callers[caller]?.auth ?? {}
@@ -55,12 +58,49 @@ t.test('every cell has its expected status; another organization\'s job is byte-
       t.equal(bodies.other, bodies.missing, `${template} ${caller}: other organization's job = missing job`)
     }
   }
-  t.comment(`cross-organization matrix: ${cells} cells checked`)
+})
+
+type CursorCase = 'none' | 'own' | 'other' | 'forged' | 'garbled'
+const cursorOf = async (tenant: Tenant): Promise<string> => (await app.inject({ url: '/api/jobs?limit=1', headers: tenant.auth })).json().next_cursor as string
+const cursors: Record<Caller, Record<CursorCase, string | undefined>> = Object.fromEntries(await Promise.all((Object.entries(callers) as Array<[Caller, Tenant | undefined]>).map(async ([caller, tenant]) => {
+  const own = await cursorOf(tenant ?? pro)
+  const other = await cursorOf(outsider)
+  const [body, signature] = own.split('.') as [string, string]
+  // The caller's cursor rewritten to point into the other organization, its signature kept.
+  const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as Record<string, unknown>
+  const forged = `${Buffer.from(JSON.stringify({ ...payload, o: outsider.organizationId })).toString('base64url')}.${signature}`
+  return [caller, { none: undefined, own, other, forged, garbled: `${body}.${signature.slice(0, -2)}AA` }]
+}))) as Record<Caller, Record<CursorCase, string | undefined>>
+const listExpected: Record<Caller, Record<CursorCase, number>> = {
+  pro: { none: 200, own: 200, other: 400, forged: 400, garbled: 400 },
+  free: { none: 200, own: 200, other: 400, forged: 400, garbled: 400 },
+  none: { none: 401, own: 401, other: 401, forged: 401, garbled: 401 },
+}
+
+t.test('the list × cursors: only the caller\'s own cursor pages, and never into another organization', async t => {
+  let rows = 0
+  let foreign = 0
+  for (const [caller, byCursor] of Object.entries(listExpected) as Array<[Caller, Record<CursorCase, number>]>) {
+    const tenant = callers[caller]
+    for (const [name, status] of Object.entries(byCursor) as Array<[CursorCase, number]>) {
+      const cursor = cursors[caller][name]
+      const res = await app.inject({ url: `/api/jobs?limit=1${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, headers: tenant?.auth ?? {} })
+      t.equal(res.statusCode, status, `list ${caller} cursor ${name}`)
+      cells++
+      if (res.statusCode !== 200) { t.notOk('data' in res.json(), `list ${caller} cursor ${name}: no rows`); continue }
+      for (const row of (res.json() as { data: Array<{ id: string }> }).data) {
+        rows++
+        if (!owned.get(tenant!)!.has(row.id)) foreign++
+      }
+    }
+  }
+  t.equal(foreign, 0, `0 foreign rows in ${rows} listed`)
+  t.comment(`cross-organization matrix: ${cells} cells checked, ${rows} rows listed, ${foreign} foreign`)
 })
 
 t.test('no list page ever holds another organization\'s row', async t => {
   for (const tenant of [pro, free, outsider]) {
-    const mine = new Set([jobs.get(tenant)])
+    const mine = owned.get(tenant)!
     let cursor: string | null = null
     do {
       const res = await app.inject({ url: `/api/jobs?limit=1${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, headers: tenant.auth })
