@@ -1,5 +1,11 @@
 import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { apiDatabase } from './helpers/app.js'
+import { createTestDatabase } from './helpers/database.js'
+import { createTenant } from './helpers/fixtures.js'
 import { startServer } from './helpers/server-process.js'
+import { TcpProxy } from './helpers/tcp-proxy.js'
 
 // SIGTERM under load: requests in flight complete, requests after it get 503 (or are refused
 // once the listener is closed), nothing is cut mid-response, and the process exits 0 in 10 s.
@@ -38,4 +44,39 @@ t.test('graceful shutdown under load', async t => {
   t.equal(counts.dropped, 0, 'no request cut mid-flight')
   t.equal(counts.other, 0, 'only 200 and 503')
   t.ok(counts.ok >= 200)
+})
+
+// What the SIGTERM handler runs (app.close), watched from the network: the pool's connections
+// and Redis's are closed by the app, not left to the process's death. Each goes through a
+// proxy that counts them. (PostgreSQL only on a server; Redis where there is one.)
+t.test('closing the app closes its database connections and its Redis connection', async t => {
+  const db = await createTestDatabase()
+  t.teardown(() => db.close())
+  const proxyFor = async (url: string, port: number): Promise<TcpProxy> => {
+    const target = new URL(url)
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? port : target.port) })
+    t.teardown(() => proxy.close())
+    return proxy
+  }
+  const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+  const redis = await proxyFor(redisUrl, 6379)
+  const pg = db.apiUrl !== undefined ? await proxyFor(db.apiUrl, 5432) : undefined
+  const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL: redis.via(redisUrl) })
+  const app = await buildApp({ config, database: apiDatabase(pg !== undefined ? { ...db, apiUrl: pg.via(db.apiUrl!) } : db, config) })
+  const tenant = await createTenant(db.prisma)
+  const statuses = await Promise.all(Array.from({ length: 10 }, async () => (await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode))
+  t.same(new Set(statuses), new Set([200]))
+  const open = { database: pg?.connections, redis: redis.connections }
+  await app.close()
+  await new Promise(resolve => setTimeout(resolve, 200)) // the proxy sees the closes
+  const after = { database: pg?.connections, redis: redis.connections }
+  t.comment(`shutdown: connections before close ${JSON.stringify(open)}, after ${JSON.stringify(after)}`)
+  if (process.env.CI === 'true' || open.redis > 0) {
+    t.ok(open.redis > 0, 'Redis was connected')
+    t.equal(after.redis, 0, 'and is closed')
+  }
+  if (pg !== undefined) {
+    t.ok(open.database! > 0, 'the pool had connections')
+    t.equal(after.database, 0, 'and all are closed')
+  }
 })

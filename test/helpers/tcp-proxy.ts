@@ -30,6 +30,9 @@ export class TcpProxy {
     return proxied.toString()
   }
 
+  /** Connections open through the proxy now. */
+  get connections (): number { return this.pairs.size }
+
   cut (): void {
     for (const pair of this.pairs) this.drop(pair, true)
   }
