@@ -8,8 +8,9 @@ import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
 
 // The real PostgreSQL server behind a TCP proxy that the test steers, the app listening on
-// a real port, and 20 clients calling it without pause. Three faults in turn: a blip (every connection cut, the server still there), an outage (cut,
-// and new connections refused) and a freeze (nothing passes, sockets stay open). Through
+// a real port, and 20 clients calling it without pause. Three faults in turn: a blip
+// (every connection cut, the server still there), an outage (cut, and new connections
+// refused) and a freeze (nothing passes, sockets stay open). Through
 // all of them: only 200 and 503, every answer within REQUEST_TIMEOUT_MS + 0.5 s, no
 // unhandled rejection; and within 5 s of the database coming back, 99% of requests are 200.
 
@@ -30,13 +31,12 @@ t.test('database faults under load: 503 within bounds, then recovery without a r
     ? { status: 'completed' as const, score: i, completedAt: new Date(Date.UTC(2026, 0, 1 + i)) }
     : { status: 'in_progress' as const }))
 
-  const target = new URL(db.apiUrl!)
-  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 5432 : target.port) })
+  const proxy = await TcpProxy.before(db.apiUrl!)
   t.teardown(() => proxy.close())
   // A request bound under the default query timeout (5 s): it must hold by itself.
   const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000', REQUEST_TIMEOUT_MS: '2000' })
   const bound = config.REQUEST_TIMEOUT_MS
-  const app = await buildApp({ config, database: apiDatabase({ ...db, apiUrl: proxy.via(db.apiUrl!) }, config) })
+  const app = await buildApp({ config, database: apiDatabase({ ...db, apiUrl: proxy.url }, config) })
   t.teardown(() => app.close())
   // The server's own time for each answer (the clients' includes their share of this process).
   let slowestServerMs = 0
@@ -67,8 +67,9 @@ t.test('database faults under load: 503 within bounds, then recovery without a r
     }
   }
   const clients = Array.from({ length: CLIENTS }, (_, n) => client(n))
+  const stopClients = async (): Promise<void> => { running = false; await Promise.all(clients) }
   // Runs before the app closes (teardowns run last in, first out), whatever failed.
-  t.teardown(async () => { running = false; await Promise.all(clients) })
+  t.teardown(stopClients)
   const ready = async (): Promise<number> => (await fetch(`${base}/health/ready`)).status
 
   /** Time from `since` to the first response matching, or Infinity within `limitMs`. */
@@ -139,8 +140,7 @@ t.test('database faults under load: 503 within bounds, then recovery without a r
   figures.push(`freeze of ${(thaw - freeze).toFixed(0)} ms: ${during.length} requests, slowest ${slowest.toFixed(0)} ms (bound ${bound} ms)`)
   checkRecovery('freeze', afterThaw)
 
-  running = false
-  await Promise.all(clients)
+  await stopClients()
   const statuses: Record<string, number> = {}
   for (const o of outcomes) statuses[o.status] = (statuses[o.status] ?? 0) + 1
   const slowestOverall = Math.max(...outcomes.map(o => o.ended - o.started))

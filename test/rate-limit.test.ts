@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { apiDatabase, buildTestApp } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { createTenant } from './helpers/fixtures.js'
+import { redisUrl, skipWithoutRedis } from './helpers/redis.js'
 import { TcpProxy } from './helpers/tcp-proxy.js'
-
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 t.test('per API key: headers on every response, then 429 with Retry-After in the error shape', async t => {
   const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '3' } })
@@ -45,16 +43,11 @@ t.test('failed authentications are limited per client IP', async t => {
   t.match(third.headers['retry-after'], /^\d+$/)
 })
 
-async function redisReachable (): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, enableOfflineQueue: false })
-  try { await redis.connect(); await redis.ping(); return true } catch { return false } finally { redis.disconnect() }
-}
-
-t.test('with Redis, two instances share one limit', { skip: process.env.CI !== 'true' && !(await redisReachable()) ? `no Redis at ${REDIS_URL}` : false }, async t => {
+t.test('with Redis, two instances share one limit', { skip: skipWithoutRedis }, async t => {
   const db = await createTestDatabase()
   t.teardown(() => db.close())
   const tenant = await createTenant(db.prisma)
-  const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL, RATE_LIMIT_MAX: '4' })
+  const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL: redisUrl, RATE_LIMIT_MAX: '4' })
   // Two apps, one database (as two instances behind a load balancer).
   const one = await buildApp({ config, database: apiDatabase(db, config) })
   const two = await buildApp({ config, database: apiDatabase(db, config) })
@@ -72,11 +65,10 @@ t.test('with Redis unreachable, the API keeps serving (fail open) without waitin
   t.ok(Date.now() - started < 3000, `three requests in ${Date.now() - started} ms`)
 })
 
-t.test('Redis lost, frozen and back: the API serves throughout, then limits again', { skip: process.env.CI !== 'true' && !(await redisReachable()) ? `no Redis at ${REDIS_URL}` : false }, async t => {
-  const redis = new URL(REDIS_URL)
-  const proxy = await TcpProxy.start({ host: redis.hostname, port: Number(redis.port === '' ? 6379 : redis.port) })
+t.test('Redis lost, frozen and back: the API serves throughout, then limits again', { skip: skipWithoutRedis }, async t => {
+  const proxy = await TcpProxy.before(redisUrl)
   t.teardown(() => proxy.close())
-  const { app, prisma } = await buildTestApp(t, { env: { REDIS_URL: proxy.via(REDIS_URL), RATE_LIMIT_MAX: '3' } })
+  const { app, prisma } = await buildTestApp(t, { env: { REDIS_URL: proxy.url, RATE_LIMIT_MAX: '3' } })
   const me = async (tenant: { auth: Record<string, string> }): Promise<{ status: number, ms: number }> => {
     const started = Date.now()
     const res = await app.inject({ url: '/api/me', headers: tenant.auth })

@@ -2,6 +2,8 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 
 interface Pair { client: Socket, upstream: Socket, held: Array<[Socket, Buffer]> }
 
+const DEFAULT_PORTS: Record<string, number> = { 'postgresql:': 5432, 'postgres:': 5432, 'redis:': 6379 }
+
 /**
  * A TCP proxy in front of a real server (PostgreSQL, Redis) that a test steers, to make the
  * faults a network and a database make: `cut()` resets every open connection, `refuse()`
@@ -12,22 +14,20 @@ interface Pair { client: Socket, upstream: Socket, held: Array<[Socket, Buffer]>
 export class TcpProxy {
   private readonly pairs = new Set<Pair>()
   private frozen = false
-  private constructor (private readonly server: Server, readonly port: number, private readonly target: { host: string, port: number }) {}
+  private constructor (private readonly server: Server, private readonly port: number, private readonly target: { host: string, port: number }, readonly url: string) {}
 
-  static async start (target: { host: string, port: number }): Promise<TcpProxy> {
+  /** A proxy in front of the server `url` names; its `url` is the same one through the proxy. */
+  static async before (url: string): Promise<TcpProxy> {
+    const target = new URL(url)
     const server = createServer()
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-    const proxy = new TcpProxy(server, (server.address() as AddressInfo).port, target)
-    server.on('connection', socket => { proxy.accept(socket) })
-    return proxy
-  }
-
-  /** `url` with its host and port replaced by the proxy's. */
-  via (url: string): string {
+    const port = (server.address() as AddressInfo).port
     const proxied = new URL(url)
     proxied.hostname = '127.0.0.1'
-    proxied.port = String(this.port)
-    return proxied.toString()
+    proxied.port = String(port)
+    const proxy = new TcpProxy(server, port, { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }, proxied.toString())
+    server.on('connection', socket => { proxy.accept(socket) })
+    return proxy
   }
 
   /** Connections open through the proxy now. */
