@@ -27,6 +27,9 @@ export const jobNotFound = (): ApiError => new ApiError(404, 'Job not found')
 /** The database is unreachable, overloaded or timed out: the client may retry. */
 export const databaseUnavailable = (): ApiError => new ApiError(503, 'Service unavailable, retry later', {}, { 'retry-after': '5' })
 
+/** This instance is closing: another one (or this one, restarted) will answer. */
+export const shuttingDown = (): ApiError => new ApiError(503, 'Service unavailable, retry later: this instance is shutting down', {}, { 'retry-after': '1' })
+
 /** A 400 `invalid_request`: each problem in `details`, summarized in the message. */
 export function invalidRequest (details: Array<{ path: string, message: string }>): ApiError {
   return new ApiError(400, `Invalid request: ${details.map(d => `${d.path} ${d.message}`).join('; ')}`.slice(0, 1000), { details })

@@ -17,7 +17,8 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_H
       ...(logStream !== undefined ? { stream: logStream } : {}),
     },
     genReqId: requestId,
-    return503OnClosing: true,
+    // The draining plugin answers 503 while closing, in the shared error shape.
+    return503OnClosing: false,
     // Past this the response is a 503 whatever the database does (the error handler maps
     // FST_ERR_HANDLER_TIMEOUT); abandoned queries end at their own timeouts.
     handlerTimeout: config.REQUEST_TIMEOUT_MS,

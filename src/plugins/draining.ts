@@ -1,6 +1,7 @@
 import { Server as NetServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { shuttingDown } from '../errors.js'
 
 const DRAIN_MS = 2000
 
@@ -10,9 +11,14 @@ const DRAIN_MS = 2000
  * them (they see ECONNRESET). So first stop accepting with net.Server#close, which leaves
  * open connections alone; answer on them with `Connection: close`, so each closes after its
  * next response and the client reconnects to a refusing port; wait for them, at most 2 s.
+ * Requests arriving meanwhile get a 503 in the shared error shape (Fastify's own
+ * return503OnClosing writes a body of its own, without code or request id).
  */
 export default fp(async function drainingPlugin (app: FastifyInstance) {
   let closing = false
+  app.addHook('onRequest', async () => {
+    if (closing) throw shuttingDown()
+  })
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
