@@ -43,7 +43,9 @@ const credential = fc.constantFrom<Record<string, string>>(pro.auth, free.auth, 
 const request = fc.constantFrom(...operations).chain(op => fc.record({
   op: fc.constant(op),
   values: fc.tuple(...op.parameters.map(p => fc.option(valueFor(p), { nil: undefined, freq: p.required === true ? 20 : 3 }))),
-  raw: fc.boolean(), // put path values in unencoded (hostile encodings reach the router)
+  // Put path values in unencoded (hostile encodings reach the router); not control
+  // characters, which no HTTP client can send and inject's URL parsing would strip.
+  raw: fc.boolean(),
   extraQuery: fc.option(fc.tuple(fc.string({ maxLength: 10 }), text), { nil: undefined }),
   headers: credential,
 }))
@@ -57,7 +59,7 @@ async function send ({ op, values, raw, extraQuery, headers }: fc.Arbitrary<unkn
   const sent: Record<string, string> = { ...headers }
   op.parameters.forEach((p, i) => {
     const v = values[i]
-    if (p.in === 'path') path = path.replace(`{${p.name}}`, v === undefined || v === '' ? 'x' : raw ? v.replace(/[/?#\s]/g, '_') : encodeURIComponent(v))
+    if (p.in === 'path') path = path.replace(`{${p.name}}`, v === undefined || v === '' ? 'x' : raw ? v.replace(/[/?#\s\x00-\x1f\x7f]/g, '_') : encodeURIComponent(v))
     else if (v !== undefined && p.in === 'query') query.append(p.name, v)
     else if (v !== undefined && p.in === 'header') sent[p.name] = v
   })
