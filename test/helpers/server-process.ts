@@ -17,16 +17,25 @@ export interface RunningServer {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
+export interface StartOptions {
+  /** The command line; `npm start`'s by default. */
+  command?: string[]
+  /** Where it runs; the project root by default. */
+  cwd?: string
+}
+
 /**
  * `npm start` as a newcomer runs it: the real server in a child process, on a new embedded
  * database (created, migrated and seeded) and a free port, read from its start-up banner.
  */
-export async function startServer (t: Teardown, env: Record<string, string> = {}): Promise<RunningServer> {
+export async function startServer (t: Teardown, env: Record<string, string> = {}, options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'screening-server-'))
   const { DATABASE_URL: _, ...inherited } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const [program, ...args] = options.command ?? [process.execPath, '--import', 'tsx', 'src/server.ts']
+  const child = spawn(program!, args, {
     env: { ...inherited, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   })
   let out = ''
   child.stdout!.on('data', (c: Buffer) => { out += c.toString() })

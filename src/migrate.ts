@@ -1,8 +1,8 @@
-// npm run db:migrate: applies pending migrations to the database DATABASE_URL names, through
+// npm run db:migrate (or `node dist/migrate.js` from the build): applies pending migrations to the database DATABASE_URL names, through
 // the WebAssembly schema engine (same `_prisma_migrations` table as `prisma migrate deploy`).
-import { ConfigError, loadConfig } from '../src/config.js'
-import { openServerDatabase } from '../src/db/database.js'
-import { applyMigrations } from '../src/db/migrations.js'
+import { ConfigError, loadConfig } from './config.js'
+import { openServerDatabase } from './db/database.js'
+import { applyMigrations } from './db/migrations.js'
 
 try {
   const config = loadConfig()
