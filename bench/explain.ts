@@ -2,7 +2,7 @@
 // timing, for a job with 100,000 screens in a table of 1,000,000, vacuumed as autovacuum
 // would leave it (the visibility map is what makes index-only scans pay).
 // Needs a server: TEST_DATABASE_URL=postgresql://…/db (a throwaway database is made beside it).
-import { findJob, listJobs, screenStatsOfJob, weeklyBins } from '../src/jobs/repository.js'
+import { findJob, jobAnalytics, listJobs } from '../src/jobs/repository.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 import { createJob, createTenant } from '../test/helpers/fixtures.js'
 
@@ -36,9 +36,8 @@ try {
 
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['getJob: findJob', () => findJob(prisma, acme.organizationId, big.id)],
-    ['analytics: status counts', () => screenStatsOfJob(prisma, acme.organizationId, big.id)],
-    ['analytics: weekly bins, UTC, whole history', () => weeklyBins(prisma, acme.organizationId, big.id, { tz: 'UTC' })],
-    ['analytics: weekly bins, Europe/Berlin, 12-week range', () => weeklyBins(prisma, acme.organizationId, big.id, { tz: 'Europe/Berlin', weeks: { first: '2025-06-02', last: '2025-08-18' } })],
+    ['analytics: UTC, whole history', () => jobAnalytics(prisma, acme.organizationId, big.id, { tz: 'UTC' })],
+    ['analytics: Europe/Berlin, 12-week range', () => jobAnalytics(prisma, acme.organizationId, big.id, { tz: 'Europe/Berlin', weeks: { first: '2025-06-02', last: '2025-08-18' } })],
     ['listJobs: first page of 20', () => listJobs(prisma, acme.organizationId, { limit: 20 })],
   ]
   for (const [name, call] of calls) {

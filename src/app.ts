@@ -6,6 +6,7 @@ import healthRoutes from './health/routes.js'
 import jobRoutes from './jobs/routes.js'
 import meRoutes from './me/routes.js'
 import authPlugin from './plugins/auth.js'
+import callerCachePlugin from './plugins/caller-cache.js'
 import cachingPlugin from './plugins/caching.js'
 import drainingPlugin from './plugins/draining.js'
 import errorsPlugin from './plugins/errors.js'
@@ -37,6 +38,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(drainingPlugin)
   await app.register(securityHeadersPlugin, { corsOrigins: config.CORS_ORIGINS.split(',').filter(Boolean) })
   await app.register(prismaPlugin, { database })
+  await app.register(callerCachePlugin, { ttlMs: config.AUTH_CACHE_TTL_MS })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
 
   await app.register(healthRoutes, { prefix: '/health' })

@@ -21,6 +21,7 @@ export const ConfigSchema = Type.Object({
 
   TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors. Set the same value on every instance; unset: random per process.' })),
+  AUTH_CACHE_TTL_MS: Int({ default: 30_000, minimum: 0, maximum: 3_600_000, description: 'Backstop bound on how long an authenticated caller is kept in memory; changes to keys and plans clear it at once (LISTEN/NOTIFY). 0: look callers up on every request.' }),
   RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests a minute per API key.' }),
   AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications a minute per client IP before 429.' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for rate-limit counters shared by every instance; unset: in memory.' })),

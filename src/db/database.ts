@@ -7,6 +7,7 @@ import type { SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } f
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
+import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
 
 export type Prisma = PrismaClient
@@ -16,6 +17,8 @@ export interface Database {
   kind: 'server' | 'embedded'
   /** For the schema engine (migrations) on the same database. */
   adapterFactory: SqlMigrationAwareDriverAdapterFactory
+  /** LISTEN on a channel until the subscription is closed (see listen.ts). */
+  listen: (channel: string, handlers: ListenHandlers) => Promise<Subscription>
   close: () => Promise<void>
 }
 
@@ -42,7 +45,13 @@ export function openServerDatabase (url: string, pool: PoolConfig, options: Clie
     application_name: 'screening-read-api',
   })
   const prisma = client(adapterFactory, options)
-  return { prisma, kind: 'server', adapterFactory, close: async () => { await prisma.$disconnect() } }
+  return {
+    prisma,
+    kind: 'server',
+    adapterFactory,
+    listen: async (channel, handlers) => await listenOnServer(url, channel, handlers, pool.DB_CONNECTION_TIMEOUT_MS),
+    close: async () => { await prisma.$disconnect() },
+  }
 }
 
 /** Wraps an open PGlite; closing the Database closes it. */
@@ -53,6 +62,11 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     prisma,
     kind: 'embedded',
     adapterFactory,
+    listen: async (channel, handlers) => {
+      const unlisten = await pglite.listen(channel, payload => { handlers.onNotification(payload) })
+      handlers.onState(true)
+      return { close: unlisten }
+    },
     close: async () => {
       await prisma.$disconnect()
       await pglite.close()

@@ -37,6 +37,22 @@ export async function readMigrations (dir = migrationsDir): Promise<Parameters<S
   }
 }
 
+type Adapter = Awaited<ReturnType<SqlMigrationAwareDriverAdapterFactory['connect']>>
+
+/**
+ * node-postgres's adapter runs a migration script by splitting it on every semicolon, which
+ * cuts function bodies (triggers) and comments apart. Send the script whole instead, in one
+ * simple-protocol query, as Prisma's native engine does (PostgreSQL runs it as one implicit
+ * transaction). PGlite's adapter already runs scripts whole.
+ */
+function wholeScripts (adapter: Adapter): Adapter {
+  const pool = (adapter as unknown as { client?: { query?: (sql: string) => Promise<unknown> } }).client
+  if (adapter.adapterName !== '@prisma/adapter-pg' || typeof pool?.query !== 'function') return adapter
+  const onError = (adapter as unknown as { onError: (error: unknown) => never }).onError.bind(adapter)
+  adapter.executeScript = async (script: string) => { await pool.query!(script).catch(onError) }
+  return adapter
+}
+
 /**
  * Runs `use` with an engine, then disposes of every connection the engine opened: it does
  * not do so itself, and an open pool would keep the process alive.
@@ -46,8 +62,8 @@ async function withEngine<T> (factory: SqlMigrationAwareDriverAdapterFactory, us
   const tracked: SqlMigrationAwareDriverAdapterFactory = {
     provider: factory.provider,
     adapterName: factory.adapterName,
-    connect: async () => { const a = await factory.connect(); opened.push(a); return a },
-    connectToShadowDb: async () => { const a = await factory.connectToShadowDb(); opened.push(a); return a },
+    connect: async () => { const a = wholeScripts(await factory.connect()); opened.push(a); return a },
+    connectToShadowDb: async () => { const a = wholeScripts(await factory.connectToShadowDb()); opened.push(a); return a },
   }
   const engine = await openSchemaEngine(tracked, await readSchema())
   try {

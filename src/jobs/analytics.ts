@@ -1,7 +1,7 @@
 // Pure arithmetic of the analytics operation: no database, no HTTP. Dates are calendar
 // dates as `YYYY-MM-DD` strings; arithmetic on them is done in UTC, where days are 24 h.
 
-import type { StatusStats, WeeklyBinRow } from './repository.js'
+import type { AnalyticsRows } from './repository.js'
 
 const DAY_MS = 86_400_000
 export const MAX_RANGE_YEARS = 5
@@ -74,17 +74,15 @@ export function rangeProblems (from: string | undefined, to: string | undefined)
 
 /**
  * The analytics object from the status counts and the weekly bins of the repository: the
- * three statuses always present, the rate over all screens, zero-fill inside a range.
+ * rate over all screens, zero-fill inside a range.
  */
-export function buildAnalytics (statuses: StatusStats[], bins: WeeklyBinRow[], range?: { from: string, to: string }) {
-  const count = (status: string): number => statuses.find(s => s.status === status)?.count ?? 0
-  const byStatus = { completed: count('completed'), in_progress: count('in_progress'), expired: count('expired') }
+export function buildAnalytics ({ byStatus, weeks }: AnalyticsRows, range?: { from: string, to: string }) {
   const total = byStatus.completed + byStatus.in_progress + byStatus.expired
-  const weekly: WeekBin[] = bins.map(b => ({ week: b.week, count: b.count, average_score: b.averageScore }))
+  const weekly: WeekBin[] = weeks.map(b => ({ week: b.week, count: b.count, average_score: b.averageScore }))
   return {
     completion_rate: completionRate(byStatus.completed, total),
     average_score_by_week: range === undefined ? weekly : zeroFill(weekly, range.from, range.to),
-    interviews_by_status: byStatus,
+    interviews_by_status: { completed: byStatus.completed, in_progress: byStatus.in_progress, expired: byStatus.expired },
     total_interviews: total,
   }
 }

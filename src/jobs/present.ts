@@ -2,8 +2,7 @@ import type { Job } from '../schemas/job.js'
 import type { JobWithStats } from './repository.js'
 
 /** The API's Job object from a stored job and its counts. */
-export function presentJob ({ job, questionCount, screens }: JobWithStats): Job {
-  const completed = screens.find(s => s.status === 'completed')
+export function presentJob ({ job, questionCount, interviewCount, averageScore }: JobWithStats): Job {
   return {
     id: job.id,
     user_id: job.userId,
@@ -18,8 +17,8 @@ export function presentJob ({ job, questionCount, screens }: JobWithStats): Job 
     show_service_branding: job.showServiceBranding,
     eu_candidates_allowed: job.euCandidatesAllowed,
     question_count: questionCount,
-    interview_count: screens.reduce((sum, s) => sum + s.count, 0),
-    average_score: completed?.averageScore ?? null,
+    interview_count: interviewCount,
+    average_score: averageScore,
     created_at: job.createdAt.toISOString(),
     updated_at: job.updatedAt.toISOString(),
   }

@@ -5,110 +5,79 @@ import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 const DAY_MS = 86_400_000
 
 // Queries only. Every method takes the caller's organization and scopes inside the query
-// itself; a null result is the caller's 404.
+// itself; a null result is the caller's 404. Each answer is one statement: the query
+// builder would need three (job, question count, screens by status), and a request pays a
+// round trip and Prisma's per-query work for each. See docs/performance.md.
 
-const jobColumns = {
-  id: true,
-  userId: true,
-  title: true,
-  companyName: true,
-  description: true,
-  status: true,
-  slug: true,
-  shareToken: true,
-  logoUrl: true,
-  brandColor: true,
-  showServiceBranding: true,
-  euCandidatesAllowed: true,
-  createdAt: true,
-  updatedAt: true,
-} as const
-
-export type JobRow = PrismaSql.JobGetPayload<{ select: typeof jobColumns }>
-
-/** Screens of a job by status: how many, and the mean of those that have a score. */
-export interface StatusStats {
-  status: ScreenStatus
-  count: number
-  averageScore: number | null
+export interface JobRow {
+  id: string
+  userId: string
+  title: string
+  companyName: string
+  description: string
+  status: JobStatus
+  slug: string
+  shareToken: string
+  logoUrl: string | null
+  brandColor: string | null
+  showServiceBranding: boolean
+  euCandidatesAllowed: boolean
+  createdAt: Date
+  updatedAt: Date
 }
 
 export interface JobWithStats {
   job: JobRow
   questionCount: number
-  screens: StatusStats[]
+  /** Screens in any status. */
+  interviewCount: number
+  /** Mean score of the completed screens that have one; null when none has. */
+  averageScore: number | null
 }
 
-function statusStats (rows: Array<{ jobId?: string, status: ScreenStatus, _count: { _all: number }, _avg: { score: number | null } }>): StatusStats[] {
-  return rows.map(r => ({ status: r.status, count: r._count._all, averageScore: r._avg.score }))
+type JobWithStatsRow = JobRow & { questionCount: number, interviewCount: number, averageScore: number | null }
+
+// A job with its counts, for one job or a page of them: the lateral subqueries run once per
+// job returned (after the LIMIT of a page), each an index-only scan of that job's rows.
+const JOB_WITH_STATS = PrismaSql.sql`
+  SELECT j.id, j.user_id AS "userId", j.title, j.company_name AS "companyName", j.description,
+         j.status::text AS status, j.slug, j.share_token AS "shareToken", j.logo_url AS "logoUrl",
+         j.brand_color AS "brandColor", j.show_service_branding AS "showServiceBranding",
+         j.eu_candidates_allowed AS "euCandidatesAllowed", j.created_at AS "createdAt", j.updated_at AS "updatedAt",
+         q.count AS "questionCount", s.count AS "interviewCount", s.average AS "averageScore"
+  FROM jobs j
+  CROSS JOIN LATERAL (SELECT count(*)::int AS count FROM questions WHERE job_id = j.id) q
+  CROSS JOIN LATERAL (
+    SELECT count(*)::int AS count, avg(score) FILTER (WHERE status = 'completed') AS average
+    FROM screens WHERE job_id = j.id
+  ) s`
+
+function withStats ({ questionCount, interviewCount, averageScore, ...job }: JobWithStatsRow): JobWithStats {
+  return { job, questionCount, interviewCount, averageScore }
 }
 
-/**
- * Screens of one job grouped by status. One index-only scan of the (job_id, status, ...)
- * index; the organization scope is a join to the job in the same query.
- */
-export async function screenStatsOfJob (prisma: Prisma, organizationId: string, jobId: string): Promise<StatusStats[]> {
-  const rows = await prisma.screen.groupBy({
-    by: ['status'],
-    where: { jobId, job: { organizationId } },
-    _count: { _all: true },
-    _avg: { score: true },
-  })
-  return statusStats(rows)
-}
-
-/** A job with its counts: two queries, run concurrently. Null when not the caller's. */
+/** A job with its counts; null when not the caller's. */
 export async function findJob (prisma: Prisma, organizationId: string, jobId: string): Promise<JobWithStats | null> {
-  const [job, screens] = await Promise.all([
-    prisma.job.findFirst({
-      where: { id: jobId, organizationId },
-      select: { ...jobColumns, _count: { select: { questions: true } } },
-    }),
-    screenStatsOfJob(prisma, organizationId, jobId),
-  ])
-  if (job === null) return null
-  const { _count, ...row } = job
-  return { job: row, questionCount: _count.questions, screens }
+  const rows = await prisma.$queryRaw<JobWithStatsRow[]>`${JOB_WITH_STATS}
+    WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`
+  return rows[0] === undefined ? null : withStats(rows[0])
 }
 
 export interface JobPosition { createdAt: Date, id: string }
 
 /**
- * One page of the organization's jobs, newest first (ties broken by id), after `after`.
- * Three queries: the page, then its questions and screens counts concurrently, each bounded
- * by the page's ids, never by the size of the organization.
+ * One page of the organization's jobs, newest first (ties broken by id), after `after`:
+ * a keyset scan of the (organization, [status,] created_at, id) index, `limit + 1` rows.
  */
 export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean }> {
-  const { after } = options
-  const rows = await prisma.job.findMany({
-    where: {
-      organizationId,
-      ...(options.status !== undefined ? { status: options.status } : {}),
-      ...(after !== undefined ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
-    },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: options.limit + 1,
-    select: jobColumns,
-  })
-  const page = rows.slice(0, options.limit)
-  const ids = page.map(j => j.id)
-  const [questions, screens] = ids.length === 0
-    ? [[], []]
-    : await Promise.all([
-      // The ids come from the scoped query above; a join back to jobs would read every job
-      // of the organization, a cost that grows with it.
-      prisma.question.groupBy({ by: ['jobId'], where: { jobId: { in: ids } }, _count: { _all: true } }),
-      prisma.screen.groupBy({ by: ['jobId', 'status'], where: { jobId: { in: ids } }, _count: { _all: true }, _avg: { score: true } }),
-    ])
-  const questionCounts = new Map(questions.map(q => [q.jobId, q._count._all]))
-  return {
-    jobs: page.map(job => ({
-      job,
-      questionCount: questionCounts.get(job.id) ?? 0,
-      screens: statusStats(screens.filter(s => s.jobId === job.id)),
-    })),
-    hasMore: rows.length > options.limit,
-  }
+  const { after, status } = options
+  const rows = await prisma.$queryRaw<JobWithStatsRow[]>`${JOB_WITH_STATS}
+    WHERE j.organization_id = ${organizationId}::uuid
+      ${status !== undefined ? PrismaSql.sql`AND j.status = ${status}::job_status` : PrismaSql.empty}
+      ${after !== undefined ? PrismaSql.sql`AND (j.created_at < ${after.createdAt} OR (j.created_at = ${after.createdAt} AND j.id < ${after.id}::uuid))` : PrismaSql.empty}
+    ORDER BY j.created_at DESC, j.id DESC
+    LIMIT ${options.limit + 1}`
+  return { jobs: rows.slice(0, options.limit).map(withStats), hasMore: rows.length > options.limit }
 }
 
 /**
@@ -126,17 +95,22 @@ export interface WeeklyBinRow {
   averageScore: number | null
 }
 
+export interface AnalyticsRows {
+  byStatus: Record<ScreenStatus, number>
+  weeks: WeeklyBinRow[]
+}
+
 /**
- * Completed screens of a job binned by the Monday of their completion week, local to `tz`
- * (PostgreSQL's time-zone database handles daylight saving), ascending. Null when the job
- * is not the caller's: the bins hang off the scoped job row by a lateral join, so one
- * round trip answers both "does it exist" and "what are its bins".
+ * A job's screens by status and its completed screens binned by the Monday of their
+ * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
+ * ascending. Null when the job is not the caller's. One statement: a row saying whether the
+ * job is the caller's, then the status counts, then the weeks.
  *
- * Prisma's groupBy cannot group by an expression (date_trunc), hence one parameterized
- * raw query. With a range, the sargable instant bounds (widened by two days, more than any
- * UTC offset) let the index do the work; the exact cut is on the local week.
+ * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. With a range,
+ * the sargable instant bounds (widened by two days, more than any UTC offset) let the index
+ * do the work; the exact cut is on the local week.
  */
-export async function weeklyBins (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<WeeklyBinRow[] | null> {
+export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<AnalyticsRows | null> {
   const { tz, weeks } = options
   const bounds = weeks === undefined
     ? PrismaSql.empty
@@ -144,23 +118,34 @@ export async function weeklyBins (prisma: Prisma, organizationId: string, jobId:
   const exact = weeks === undefined
     ? PrismaSql.empty
     : PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
-  const rows = await prisma.$queryRaw<Array<{ week: string | null, count: number | null, average_score: number | null }>>`
-    SELECT b.week, b.count, b.average_score
-    -- The zone is evaluated once whatever the data, so an unknown one is always refused.
-    FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
-    CROSS JOIN jobs j
-    LEFT JOIN LATERAL (
-      SELECT to_char(w.week, 'YYYY-MM-DD') AS week, count(*)::int AS count, avg(w.score) AS average_score
+  const rows = await prisma.$queryRaw<Array<{ kind: 'job' | 'status' | 'week', key: string | null, count: number | null, average_score: number | null }>>`
+    WITH job AS (SELECT id FROM jobs WHERE id = ${jobId}::uuid AND organization_id = ${organizationId}::uuid)
+    SELECT kind, key, count, average_score FROM (
+      -- The zone is evaluated once whatever the data, so an unknown one is always refused.
+      SELECT 0 AS part, 'job' AS kind, job.id::text AS key, NULL::int AS count, NULL::float8 AS average_score
+      FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check LEFT JOIN job ON true
+      WHERE zone_check.local_now IS NOT NULL
+      UNION ALL
+      SELECT 1, 'status', s.status::text, count(*)::int, NULL
+      FROM job JOIN screens s ON s.job_id = job.id
+      GROUP BY s.status
+      UNION ALL
+      SELECT 2, 'week', to_char(w.week, 'YYYY-MM-DD'), count(*)::int, avg(w.score)
       FROM (
         SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, s.score
-        FROM screens s
-        WHERE s.job_id = j.id AND s.status = 'completed' ${bounds}
+        FROM job JOIN screens s ON s.job_id = job.id
+        WHERE s.status = 'completed' ${bounds}
       ) w
       ${exact}
       GROUP BY w.week
-    ) b ON true
-    WHERE zone_check.local_now IS NOT NULL AND j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
-    ORDER BY b.week`
-  if (rows.length === 0) return null
-  return rows.filter(r => r.week !== null).map(r => ({ week: r.week as string, count: Number(r.count), averageScore: r.average_score === null ? null : Number(r.average_score) }))
+    ) r
+    ORDER BY part, key`
+  if (rows[0]?.key === null || rows[0] === undefined) return null
+  const byStatus: Record<ScreenStatus, number> = { completed: 0, in_progress: 0, expired: 0 }
+  const result: AnalyticsRows = { byStatus, weeks: [] }
+  for (const row of rows) {
+    if (row.kind === 'status') byStatus[row.key as ScreenStatus] = Number(row.count)
+    if (row.kind === 'week') result.weeks.push({ week: row.key!, count: Number(row.count), averageScore: row.average_score === null ? null : Number(row.average_score) })
+  }
+  return result
 }

@@ -10,7 +10,7 @@ import { errorResponses, notModifiedResponse, okResponse } from '../schemas/resp
 import { CursorCodec } from './cursor.js'
 import { presentJob } from './present.js'
 import { buildAnalytics, isTimeZone, mondayOf, rangeProblems } from './analytics.js'
-import { findJob, isUnknownTimeZone, listJobs, screenStatsOfJob, weeklyBins } from './repository.js'
+import { findJob, isUnknownTimeZone, jobAnalytics, listJobs } from './repository.js'
 import { requirePro } from '../plugins/plan-guard.js'
 import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schemas/analytics.js'
 import type { Static } from '@sinclair/typebox'
@@ -83,13 +83,10 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const { jobId } = request.params
     const { tz = 'UTC', from, to } = request.query
     const range = from !== undefined && to !== undefined ? { from, to } : undefined
-    const [statuses, bins] = await Promise.all([
-      screenStatsOfJob(app.prisma, organizationId, jobId),
-      weeklyBins(app.prisma, organizationId, jobId, { tz, ...(range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}) })
-        .catch((error: unknown) => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error }),
-    ])
-    if (bins === null) throw jobNotFound()
-    return buildAnalytics(statuses, bins, range)
+    const rows = await jobAnalytics(app.prisma, organizationId, jobId, { tz, ...(range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}) })
+      .catch((error: unknown) => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error })
+    if (rows === null) throw jobNotFound()
+    return buildAnalytics(rows, range)
   })
 
   app.get('/jobs', {

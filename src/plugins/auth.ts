@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { apiKeyPrefix, hashApiKey } from '../auth/api-keys.js'
 import type { Caller } from '../auth/caller.js'
+import type { LoadedCaller } from '../auth/caller-cache.js'
 import { findCallerByKeyHash, touchKey } from '../auth/repository.js'
 import { ApiError } from '../errors.js'
 
@@ -23,8 +24,20 @@ const unauthorized = (): ApiError => new ApiError(401, 'A valid API key is requi
 export default fp(async function authPlugin (app: FastifyInstance) {
   app.decorateRequest('caller', null as unknown as Caller)
   const touched = new Map<string, number>()
+  const cache = app.callerCache
 
-  function recordUse (request: FastifyRequest, caller: Caller & { lastUsedAt: Date | null }, now: Date): void {
+  /** The caller behind a key: from the cache, else one query (kept unless a change overtook it). */
+  async function lookUp (hash: Uint8Array<ArrayBuffer>, now: Date): Promise<LoadedCaller | null> {
+    const cacheKey = Buffer.from(hash).toString('base64')
+    const cached = cache.get(cacheKey, now.getTime())
+    if (cached !== undefined) return cached
+    const version = cache.version()
+    const caller = await findCallerByKeyHash(app.prisma, hash, now)
+    if (caller !== null) cache.set(cacheKey, caller, version, now.getTime())
+    return caller
+  }
+
+  function recordUse (request: FastifyRequest, caller: LoadedCaller, now: Date): void {
     const last = Math.max(caller.lastUsedAt?.getTime() ?? 0, touched.get(caller.apiKeyId) ?? 0)
     if (now.getTime() - last < LAST_USED_RESOLUTION_MS) return
     touched.set(caller.apiKeyId, now.getTime())
@@ -44,11 +57,11 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     // A string that cannot be one of our keys is refused without a database query.
     if (key === undefined || apiKeyPrefix(key) === undefined) return await refuse(request, reply)
     const now = new Date()
-    const caller = await findCallerByKeyHash(app.prisma, hashApiKey(key), now)
+    const caller = await lookUp(hashApiKey(key), now)
     if (caller === null) return await refuse(request, reply)
     recordUse(request, caller, now)
-    const { lastUsedAt: _, ...rest } = caller
+    const { lastUsedAt: _, expiresAt: __, ...rest } = caller
     request.caller = rest
     await app.limits.perKey(request, reply)
   })
-}, { name: 'auth', dependencies: ['prisma', 'rate-limit'] })
+}, { name: 'auth', dependencies: ['prisma', 'caller-cache', 'rate-limit'] })

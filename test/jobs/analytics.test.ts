@@ -43,11 +43,10 @@ t.test('the analytics object', async t => {
 })
 
 t.test('the queries are scoped to the organization: another one gets nothing for the same job', async t => {
-  const { screenStatsOfJob, weeklyBins } = await import('../../src/jobs/repository.js')
+  const { jobAnalytics } = await import('../../src/jobs/repository.js')
   const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
-  t.equal((await screenStatsOfJob(prisma, pro.organizationId, job.id)).length, 2, 'its organization sees its screens')
-  t.same(await screenStatsOfJob(prisma, other.organizationId, job.id), [], 'another sees no counts')
-  t.equal(await weeklyBins(prisma, other.organizationId, job.id, { tz: 'UTC' }), null, 'and no job')
+  t.same(await jobAnalytics(prisma, pro.organizationId, job.id, { tz: 'UTC' }), { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }] }, 'its organization sees its screens')
+  t.equal(await jobAnalytics(prisma, other.organizationId, job.id, { tz: 'UTC' }), null, 'another sees no counts and no job')
 })
 
 t.test('a job without screens: zeros, all three keys, no bins', async t => {

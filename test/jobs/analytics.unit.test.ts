@@ -56,14 +56,13 @@ t.test('range checks', async t => {
 })
 
 t.test('the analytics object from counts and bins', async t => {
-  t.same(buildAnalytics([], []), { completion_rate: 0, average_score_by_week: [], interviews_by_status: { completed: 0, in_progress: 0, expired: 0 }, total_interviews: 0 })
-  const statuses = [{ status: 'completed' as const, count: 1, averageScore: 40 }, { status: 'expired' as const, count: 7, averageScore: null }]
-  const bins = [{ week: '2026-01-05', count: 1, averageScore: 40 }]
-  t.same(buildAnalytics(statuses, bins), {
+  t.same(buildAnalytics({ byStatus: { completed: 0, in_progress: 0, expired: 0 }, weeks: [] }), { completion_rate: 0, average_score_by_week: [], interviews_by_status: { completed: 0, in_progress: 0, expired: 0 }, total_interviews: 0 })
+  const rows = { byStatus: { completed: 1, in_progress: 0, expired: 7 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 40 }] }
+  t.same(buildAnalytics(rows), {
     completion_rate: 13,
     average_score_by_week: [{ week: '2026-01-05', count: 1, average_score: 40 }],
     interviews_by_status: { completed: 1, in_progress: 0, expired: 7 },
     total_interviews: 8,
   })
-  t.same(buildAnalytics(statuses, bins, { from: '2026-01-05', to: '2026-01-12' }).average_score_by_week.map(b => b.count), [1, 0], 'zero-filled in a range')
+  t.same(buildAnalytics(rows, { from: '2026-01-05', to: '2026-01-12' }).average_score_by_week.map(b => b.count), [1, 0], 'zero-filled in a range')
 })

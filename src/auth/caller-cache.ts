@@ -1,0 +1,64 @@
+import type { Caller } from './caller.js'
+
+/** A caller as loaded, with what decides whether its key is still good. */
+export interface LoadedCaller extends Caller {
+  lastUsedAt: Date | null
+  expiresAt: Date | null
+}
+
+/** The channel the migration `caller_change_notifications` notifies on. */
+export const CALLER_CHANGED = 'caller_changed'
+
+interface Entry { caller: LoadedCaller, loadedAt: number }
+
+/**
+ * Callers by key hash, so that an authenticated request costs no query. Correctness rests on
+ * invalidation, not on the time bound: every change to a key, user or organization clears
+ * the whole cache (changes are rare; a notification per statement, from triggers), and while
+ * notifications cannot be received (listener down) nothing is cached or served from here.
+ * What depends on the clock is checked on every use, never cached: a key's expiry here, the
+ * subscription's period end in hasProAccess. `ttlMs` is only the backstop.
+ */
+export class CallerCache {
+  private readonly entries = new Map<string, Entry>()
+  private generation = 0
+  private listening = false
+  readonly stats = { hits: 0, misses: 0, invalidations: 0 }
+
+  constructor (private readonly ttlMs: number, private readonly maxEntries = 10_000) {}
+
+  get enabled (): boolean { return this.listening && this.ttlMs > 0 }
+
+  get (key: string, now: number): LoadedCaller | undefined {
+    const entry = this.enabled ? this.entries.get(key) : undefined
+    const expiresAt = entry?.caller.expiresAt?.getTime() ?? Infinity
+    if (entry === undefined || now - entry.loadedAt >= this.ttlMs || expiresAt <= now) {
+      if (entry !== undefined) this.entries.delete(key)
+      this.stats.misses++
+      return undefined
+    }
+    this.stats.hits++
+    return entry.caller
+  }
+
+  /** Taken before a lookup and handed to set(): a lookup overtaken by a change is not kept. */
+  version (): number { return this.generation }
+
+  set (key: string, caller: LoadedCaller, version: number, now: number): void {
+    if (!this.enabled || version !== this.generation) return
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    this.entries.set(key, { caller, loadedAt: now })
+  }
+
+  invalidate (): void {
+    this.generation++
+    this.entries.clear()
+    this.stats.invalidations++
+  }
+
+  /** Whether changes are being heard; either way, what was cached may be stale: drop it. */
+  setListening (listening: boolean): void {
+    this.invalidate()
+    this.listening = listening
+  }
+}

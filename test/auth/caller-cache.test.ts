@@ -1,0 +1,123 @@
+import t, { type Test } from 'tap'
+import { createApiKey, revokeApiKey, setPlan } from '../../src/admin/commands.js'
+import { buildApp } from '../../src/app.js'
+import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { createJob, createTenant, type Tenant } from '../helpers/fixtures.js'
+
+// The caller cache end to end, on the database the suite runs on (embedded, or the server
+// with TEST_DATABASE_URL). The backstop is set to an hour, so a change that takes effect
+// within this file's bound (BOUND_MS) took effect through the database's notification, not
+// through the time bound. Figures: how long after the change's commit the first request saw it.
+
+const BOUND_MS = 1000
+const HOUR = '3600000'
+const env = { AUTH_CACHE_TTL_MS: HOUR, RATE_LIMIT_MAX: '1000000' }
+const { app, prisma, db, config } = await buildTestApp(t, { env })
+const figures: string[] = []
+t.teardown(() => { console.log(`# caller cache figures: ${figures.join(', ')}`) })
+
+type App = typeof app
+
+/** Milliseconds until `url` answers `status`, asking again and again; fails past BOUND_MS. */
+async function until (t: Test, target: App, url: string, tenant: Tenant, status: number): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    const res = await target.inject({ url, headers: tenant.auth })
+    const elapsed = performance.now() - started
+    if (res.statusCode === status) return elapsed
+    if (elapsed > BOUND_MS) { t.fail(`still ${res.statusCode} after ${BOUND_MS} ms, expected ${status}`); return elapsed }
+    await new Promise(resolve => setTimeout(resolve, 1))
+  }
+}
+
+async function warm (t: Test, target: App, tenant: Tenant, url = '/api/me'): Promise<void> {
+  t.equal((await target.inject({ url, headers: tenant.auth })).statusCode, 200, 'the caller is known')
+  t.equal((await target.inject({ url, headers: tenant.auth })).statusCode, 200, 'and cached')
+}
+
+t.test('the cache is on and hears changes', async t => {
+  t.ok(app.callerCache.enabled)
+})
+
+t.test('a revoked key is refused once the revocation commits', async t => {
+  const tenant = await createTenant(prisma)
+  await warm(t, app, tenant)
+  const hits = app.callerCache.stats.hits
+  t.ok(hits > 0, 'the second request was served from the cache')
+  t.ok(await revokeApiKey(prisma, { id: tenant.apiKeyId }))
+  const ms = await until(t, app, '/api/me', tenant, 401)
+  figures.push(`revocation seen after ${ms.toFixed(1)} ms`)
+})
+
+t.test('an expired key is refused from its expiry on, with nothing written', async t => {
+  const tenant = await createTenant(prisma)
+  const expiring = await createApiKey(prisma, { userId: tenant.userId, expiresAt: new Date(Date.now() + 1500) })
+  const auth = { ...tenant, auth: { authorization: `Bearer ${expiring.key}` } }
+  await warm(t, app, auth)
+  await new Promise(resolve => setTimeout(resolve, Math.max(0, expiring.expiresAt!.getTime() - Date.now())))
+  t.equal((await app.inject({ url: '/api/me', headers: auth.auth })).statusCode, 401, 'the first request after the expiry')
+})
+
+t.test('a plan that loses Pro loses analytics once the change commits', async t => {
+  const tenant = await createTenant(prisma, { plan: 'pro' })
+  const job = await createJob(prisma, tenant)
+  const url = `/api/jobs/${job.id}/analytics`
+  await warm(t, app, tenant, url)
+  await setPlan(prisma, { organizationId: tenant.organizationId, plan: 'free' })
+  figures.push(`downgrade seen after ${(await until(t, app, url, tenant, 403)).toFixed(1)} ms`)
+  await setPlan(prisma, { organizationId: tenant.organizationId, plan: 'pro', status: 'canceled' })
+  t.equal((await app.inject({ url, headers: tenant.auth })).statusCode, 403, 'canceled is not Pro either')
+  await setPlan(prisma, { organizationId: tenant.organizationId, plan: 'pro', status: 'active' })
+  figures.push(`upgrade seen after ${(await until(t, app, url, tenant, 200)).toFixed(1)} ms`)
+})
+
+t.test('a paid period that ends ends Pro access at that instant, with nothing written', async t => {
+  const tenant = await createTenant(prisma, { plan: 'pro', currentPeriodEnd: new Date(Date.now() + 1500) })
+  const job = await createJob(prisma, tenant)
+  const url = `/api/jobs/${job.id}/analytics`
+  await warm(t, app, tenant, url)
+  await new Promise(resolve => setTimeout(resolve, 1600))
+  t.equal((await app.inject({ url, headers: tenant.auth })).statusCode, 403)
+})
+
+t.test('every instance drops what it cached, not only the one that saw the change', async t => {
+  const second = await buildApp({ config, database: apiDatabase(db, config) })
+  t.teardown(async () => { await second.close() })
+  await second.ready()
+  t.ok(second.callerCache.enabled)
+  const tenant = await createTenant(prisma)
+  await warm(t, app, tenant)
+  await warm(t, second, tenant)
+  await revokeApiKey(prisma, { id: tenant.apiKeyId })
+  figures.push(`revocation seen by a second instance after ${(await until(t, second, '/api/me', tenant, 401)).toFixed(1)} ms`)
+  t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 401, 'and by the first')
+})
+
+t.test('a change rolled back changes nothing; last_used_at writes do not clear the cache', async t => {
+  const tenant = await createTenant(prisma)
+  await warm(t, app, tenant)
+  const before = app.callerCache.stats.invalidations
+  await prisma.$transaction(async tx => {
+    await tx.apiKey.update({ where: { id: tenant.apiKeyId }, data: { revokedAt: new Date() } })
+    throw new Error('roll back')
+  }).catch(() => {})
+  await prisma.apiKey.update({ where: { id: tenant.apiKeyId }, data: { lastUsedAt: new Date() } })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(app.callerCache.stats.invalidations, before, 'no notification arrived')
+  t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 200)
+})
+
+t.test('while the listener is cut off nothing is served from the cache; it comes back by itself', { skip: db.url === undefined ? 'needs a server: the embedded database has no connections to cut' : false }, async t => {
+  const tenant = await createTenant(prisma)
+  await warm(t, app, tenant)
+  const cut = await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'screening-read-api:listen' AND datname = current_database()`
+  t.ok(cut[0]!.n >= 1, 'the listener connection was terminated')
+  const started = performance.now()
+  while (app.callerCache.enabled && performance.now() - started < BOUND_MS) await new Promise(resolve => setTimeout(resolve, 1))
+  t.notOk(app.callerCache.enabled, 'the cache is off while nothing is heard')
+  await revokeApiKey(prisma, { id: tenant.apiKeyId })
+  t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 401, 'a change made meanwhile is seen at once')
+  while (!app.callerCache.enabled && performance.now() - started < 5000) await new Promise(resolve => setTimeout(resolve, 10))
+  t.ok(app.callerCache.enabled, 'listening again')
+  figures.push(`listener back after ${(performance.now() - started).toFixed(0)} ms`)
+})

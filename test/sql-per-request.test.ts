@@ -1,0 +1,71 @@
+import t from 'tap'
+import { buildTestApp } from './helpers/app.js'
+import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
+
+// SQL statements per request, counted from Prisma's query events (what is sent, not what
+// the code looks like it sends). None of a request's statements run concurrently, so each is
+// a sequential round trip. docs/performance.md keeps the before and after.
+
+const { app, prisma } = await buildTestApp(t, { db: { logQueries: true } })
+const sent: string[] = []
+;(app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
+
+const pro = await createTenant(prisma, { plan: 'pro' })
+const job = await createJob(prisma, pro, { questions: 3 })
+await createScreens(prisma, job.id, [{ status: 'completed', score: 70, completedAt: new Date('2026-01-06T10:00:00Z') }, { status: 'expired' }])
+
+async function statements (url: string, headers: Record<string, string> = pro.auth): Promise<{ status: number, sql: string[] }> {
+  sent.length = 0
+  const res = await app.inject({ url, headers })
+  await new Promise(resolve => setTimeout(resolve, 20)) // the unawaited last_used_at write
+  return { status: res.statusCode, sql: [...sent] }
+}
+
+const operations: Array<[string, string]> = [
+  ['get job', `/api/jobs/${job.id}`],
+  ['analytics', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`],
+  ['list jobs', '/api/jobs?limit=20'],
+  ['me', '/api/me'],
+]
+
+t.test('a known caller costs no query: each operation is one statement', async t => {
+  t.ok(app.callerCache.enabled, 'the caller cache hears changes')
+  const first = await statements('/api/me')
+  t.equal(first.status, 200)
+  t.equal(first.sql.filter(q => /api_keys/.test(q) && /SELECT/i.test(q)).length, 1, 'the first request looks the caller up: one statement for key, user and organization')
+  t.ok(first.sql.some(q => /UPDATE/i.test(q) && /last_used_at/.test(q)), 'and records the key\'s use')
+  const figures: string[] = []
+  for (const [name, url] of operations) {
+    const { status, sql } = await statements(url)
+    t.equal(status, 200, name)
+    t.equal(sql.length, name === 'me' ? 0 : 1, `${name}: ${name === 'me' ? 'no statement' : 'one statement'}`)
+    figures.push(`${name} ${sql.length}`)
+  }
+  t.comment(`sql per request figures: warm caller: ${figures.join(', ')}`)
+})
+
+t.test('an unknown caller costs one statement, a malformed one none', async t => {
+  const unknown = await statements(`/api/jobs/${job.id}`, { authorization: `Bearer ${pro.key.slice(0, -4)}AAAA` })
+  t.equal(unknown.status, 401)
+  t.equal(unknown.sql.length, 1)
+  const malformed = await statements(`/api/jobs/${job.id}`, { authorization: 'Bearer nope' })
+  t.equal(malformed.status, 401)
+  t.equal(malformed.sql.length, 0)
+})
+
+t.test('with the cache off (AUTH_CACHE_TTL_MS=0), a request is two statements', async t => {
+  const cold = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: '0' }, db: { logQueries: true } })
+  const seen: string[] = []
+  ;(cold.app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { seen.push(e.query) })
+  const tenant = await createTenant(cold.prisma, { plan: 'pro' })
+  const coldJob = await createJob(cold.prisma, tenant)
+  t.notOk(cold.app.callerCache.enabled)
+  seen.length = 0
+  for (let i = 0; i < 2; i++) {
+    t.equal((await cold.app.inject({ url: `/api/jobs/${coldJob.id}`, headers: tenant.auth })).statusCode, 200)
+    await new Promise(resolve => setTimeout(resolve, 20))
+    const kinds = seen.filter(q => !/^UPDATE/i.test(q)).map(q => /"api_keys"/.test(q) ? 'caller' : /FROM jobs/.test(q) ? 'job' : q)
+    t.same(kinds, ['caller', 'job'], `request ${i + 1}: the caller, then the job`)
+    seen.length = 0
+  }
+})
