@@ -3,7 +3,7 @@
 // hand-written baseline of the same answers, on a throwaway database with a deterministic
 // dataset, after checking that both answer byte for byte alike. See README.md, "Benchmark".
 import { relative } from 'node:path'
-import { cleanUp, cleanUpOnSignals } from './cleanup.js'
+import { cleanUp, cleanUpOnSignals, interrupted } from './cleanup.js'
 import { loadDataset } from './dataset.js'
 import { checkEquality, EqualityError } from './equality.js'
 import { describe, metadata, postgresVersion } from './metadata.js'
@@ -78,11 +78,11 @@ try {
   } else if (error instanceof EqualityError) {
     console.error(`\nThe service and the baseline do not answer alike; nothing was measured.\n${error.message}`)
     exitCode = 1
-  } else {
+  } else if (interrupted() === undefined) {
     console.error(error)
     exitCode = 1
   }
 } finally {
   await cleanUp()
 }
-process.exit(exitCode)
+process.exit(interrupted() ?? exitCode)
