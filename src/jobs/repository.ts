@@ -2,8 +2,6 @@ import type { Prisma } from '../db/database.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 
-const DAY_MS = 86_400_000
-
 // Queries only. Every method takes the caller's organization and scopes inside the query
 // itself; a null result is the caller's 404. Each answer is one statement: the query
 // builder would need three (job, question count, screens by status), and a request pays a
@@ -103,49 +101,38 @@ export interface AnalyticsRows {
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
- * ascending. Null when the job is not the caller's. One statement: a row saying whether the
- * job is the caller's, then the status counts, then the weeks.
+ * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
+ * caller's. One statement and one scan of the job's index range: the screens grouped by
+ * (status, local week), the week null except for completed screens, summed up here.
  *
- * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. With a range,
- * the sargable instant bounds (widened by two days, more than any UTC offset) let the index
- * do the work; the exact cut is on the local week.
+ * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
+ * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
+ * refused, also for a job that is not the caller's.
  */
 export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<AnalyticsRows | null> {
   const { tz, weeks } = options
-  const bounds = weeks === undefined
-    ? PrismaSql.empty
-    : PrismaSql.sql`AND s.completed_at >= ${new Date(Date.parse(weeks.first) - 2 * DAY_MS)} AND s.completed_at < ${new Date(Date.parse(weeks.last) + 9 * DAY_MS)}`
-  const exact = weeks === undefined
-    ? PrismaSql.empty
-    : PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
-  const rows = await prisma.$queryRaw<Array<{ kind: 'job' | 'status' | 'week', key: string | null, count: number | null, average_score: number | null }>>`
-    WITH job AS (SELECT id FROM jobs WHERE id = ${jobId}::uuid AND organization_id = ${organizationId}::uuid)
-    SELECT kind, key, count, average_score FROM (
-      -- The zone is evaluated once whatever the data, so an unknown one is always refused.
-      SELECT 0 AS part, 'job' AS kind, job.id::text AS key, NULL::int AS count, NULL::float8 AS average_score
-      FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check LEFT JOIN job ON true
-      WHERE zone_check.local_now IS NOT NULL
-      UNION ALL
-      SELECT 1, 'status', s.status::text, count(*)::int, NULL
-      FROM job JOIN screens s ON s.job_id = job.id
-      GROUP BY s.status
-      UNION ALL
-      SELECT 2, 'week', to_char(w.week, 'YYYY-MM-DD'), count(*)::int, avg(w.score)
-      FROM (
-        SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, s.score
-        FROM job JOIN screens s ON s.job_id = job.id
-        WHERE s.status = 'completed' ${bounds}
-      ) w
-      ${exact}
-      GROUP BY w.week
-    ) r
-    ORDER BY part, key`
-  if (rows[0]?.key === null || rows[0] === undefined) return null
+  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, status: ScreenStatus | null, week: string | null, count: number | null, average_score: number | null }>>`
+    SELECT j.id AS job_id, g.status, g.week, g.count, g.average_score
+    FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
+    LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
+    LEFT JOIN LATERAL (
+      SELECT s.status::text AS status, to_char(w.week, 'YYYY-MM-DD') AS week, count(*)::int AS count, avg(s.score) AS average_score
+      FROM screens s
+      CROSS JOIN LATERAL (SELECT CASE WHEN s.status = 'completed' THEN date_trunc('week', s.completed_at AT TIME ZONE ${tz}) END AS week) w
+      WHERE s.job_id = j.id
+      GROUP BY s.status, w.week
+    ) g ON true
+    WHERE zone_check.local_now IS NOT NULL
+    ORDER BY g.week`
+  if (rows[0]?.job_id == null) return null
   const byStatus: Record<ScreenStatus, number> = { completed: 0, in_progress: 0, expired: 0 }
   const result: AnalyticsRows = { byStatus, weeks: [] }
   for (const row of rows) {
-    if (row.kind === 'status') byStatus[row.key as ScreenStatus] = Number(row.count)
-    if (row.kind === 'week') result.weeks.push({ week: row.key!, count: Number(row.count), averageScore: row.average_score === null ? null : Number(row.average_score) })
+    if (row.status === null) continue // a job without screens
+    byStatus[row.status] += Number(row.count)
+    if (row.week !== null && (weeks === undefined || (row.week >= weeks.first && row.week <= weeks.last))) {
+      result.weeks.push({ week: row.week, count: Number(row.count), averageScore: row.average_score === null ? null : Number(row.average_score) })
+    }
   }
   return result
 }
