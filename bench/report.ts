@@ -20,7 +20,7 @@ export interface Row {
 
 export const P99_FACTOR = 2
 
-function median (values: number[]): number {
+export function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
