@@ -103,7 +103,7 @@ export interface AnalyticsRows {
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
  * caller's. One statement and one scan of the job's index range: the screens grouped by
- * (status, local week), the week null except for completed screens, summed up here.
+ * (status, local week), the week null except for completed screens.
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
  * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
@@ -111,28 +111,32 @@ export interface AnalyticsRows {
  */
 export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<AnalyticsRows | null> {
   const { tz, weeks } = options
-  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, status: ScreenStatus | null, week: string | null, count: number | null, average_score: number | null }>>`
-    SELECT j.id AS job_id, g.status, g.week, g.count, g.average_score
+  const inRange = weeks === undefined ? PrismaSql.sql`true` : PrismaSql.sql`g.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
+  // One row, the bins as arrays: each row of a raw result costs Prisma more than its bytes.
+  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, weeks: string[] | null, counts: number[] | null, averages: Array<number | null> | null }>>`
+    SELECT j.id AS job_id, t.completed, t.in_progress, t.expired, t.weeks, t.counts, t.averages
     FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
-      SELECT s.status::text AS status, to_char(w.week, 'YYYY-MM-DD') AS week, count(*)::int AS count, avg(s.score) AS average_score
-      FROM screens s
-      CROSS JOIN LATERAL (SELECT CASE WHEN s.status = 'completed' THEN date_trunc('week', s.completed_at AT TIME ZONE ${tz}) END AS week) w
-      WHERE s.job_id = j.id
-      GROUP BY s.status, w.week
-    ) g ON true
-    WHERE zone_check.local_now IS NOT NULL
-    ORDER BY g.week`
-  if (rows[0]?.job_id == null) return null
-  const byStatus: Record<ScreenStatus, number> = { completed: 0, in_progress: 0, expired: 0 }
-  const result: AnalyticsRows = { byStatus, weeks: [] }
-  for (const row of rows) {
-    if (row.status === null) continue // a job without screens
-    byStatus[row.status] += Number(row.count)
-    if (row.week !== null && (weeks === undefined || (row.week >= weeks.first && row.week <= weeks.last))) {
-      result.weeks.push({ week: row.week, count: Number(row.count), averageScore: row.average_score === null ? null : Number(row.average_score) })
-    }
+      SELECT coalesce(sum(g.count) FILTER (WHERE g.status = 'completed'), 0)::int AS completed,
+             coalesce(sum(g.count) FILTER (WHERE g.status = 'in_progress'), 0)::int AS in_progress,
+             coalesce(sum(g.count) FILTER (WHERE g.status = 'expired'), 0)::int AS expired,
+             array_agg(to_char(g.week, 'YYYY-MM-DD') ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL AND ${inRange}) AS weeks,
+             array_agg(g.count ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL AND ${inRange}) AS counts,
+             array_agg(g.average_score ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL AND ${inRange}) AS averages
+      FROM (
+        SELECT s.status, CASE WHEN s.status = 'completed' THEN date_trunc('week', s.completed_at AT TIME ZONE ${tz}) END AS week,
+               count(*)::int AS count, avg(s.score) AS average_score
+        FROM screens s
+        WHERE s.job_id = j.id
+        GROUP BY 1, 2
+      ) g
+    ) t ON true
+    WHERE zone_check.local_now IS NOT NULL`
+  const row = rows[0]
+  if (row === undefined || row.job_id === null) return null
+  return {
+    byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired },
+    weeks: (row.weeks ?? []).map((week, i) => ({ week, count: Number(row.counts![i]), averageScore: row.averages![i] ?? null })),
   }
-  return result
 }
