@@ -82,7 +82,7 @@ export function buildAnalytics ({ byStatus, weeks }: AnalyticsRows, range?: { fr
   return {
     completion_rate: completionRate(byStatus.completed, total),
     average_score_by_week: range === undefined ? weekly : zeroFill(weekly, range.from, range.to),
-    interviews_by_status: { completed: byStatus.completed, in_progress: byStatus.in_progress, expired: byStatus.expired },
+    interviews_by_status: byStatus,
     total_interviews: total,
   }
 }

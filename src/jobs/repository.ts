@@ -33,7 +33,7 @@ export interface JobWithStats {
   averageScore: number | null
 }
 
-type JobWithStatsRow = JobRow & { questionCount: number, interviewCount: number, averageScore: number | null }
+type JobWithStatsRow = JobRow & Omit<JobWithStats, 'job'>
 
 // A job with its counts, for one job or a page of them: the lateral subqueries run once per
 // job returned (after the LIMIT of a page), each an index-only scan of that job's rows.
