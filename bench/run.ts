@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--scale N] [--rounds N] [--duration s] [--connections N]
+// npm run bench [-- --quick] [--scale N] [--rounds N] [--duration s] [--connections N] [--only name]
 // The one place performance is measured: the service as production runs it against a
 // hand-written baseline of the same answers, on a throwaway database with a deterministic
 // dataset, after checking that both answer byte for byte alike. See README.md, "Benchmark".
@@ -47,7 +47,9 @@ async function bench (options: BenchOptions): Promise<void> {
 
   console.log(`== load: ${options.rounds} round(s), ${options.duration} s per measurement after ${options.warmup} s of warm-up, ${options.connections} connections`)
   t0 = performance.now()
-  const runs = await runRounds(node, { service, baseline, ceiling }, scenarios(paths, probe), {
+  const chosen = scenarios(paths, probe).filter(s => options.only.length === 0 || options.only.some(part => s.name.includes(part)))
+  if (chosen.length === 0) throw new UsageError(`--only ${options.only.join(', ')}: no scenario has that in its name`)
+  const runs = await runRounds(node, { service, baseline, ceiling }, chosen, {
     rounds: options.rounds, duration: options.duration, warmup: options.warmup, connections: options.connections, apiKey: dataset.apiKey,
   })
   console.log(`  measured in ${seconds(t0)}`)
@@ -60,6 +62,7 @@ async function bench (options: BenchOptions): Promise<void> {
     'load generator, servers and PostgreSQL share the machine: figures are noisy, compare ratios rather than absolute rates',
   ]
   if (options.quick) notes.push('quick run: small data and short measurements, a smoke test of the harness (no thresholds)')
+  if (options.only.length > 0) notes.push(`partial run (--only ${options.only.join(', ')}): for iterating; quote full runs`)
   console.log(`\n${textTable(table, ceilingFigures)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
   const files = await writeResults(meta, table, ceilingFigures, runs, notes)

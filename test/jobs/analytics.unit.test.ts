@@ -44,6 +44,16 @@ t.test('time zones: IANA names only', async t => {
   for (const bad of ['', 'Mars/Base', 'UTC+3', '+01:00', 'EST5EDT,M3.2.0,M11.1.0', 'Europe/Berlin; DROP TABLE jobs', '../etc/passwd', 'a'.repeat(70)]) t.notOk(isTimeZone(bad), bad)
 })
 
+t.test('time zones: the memo of accepted names changes no answer', async t => {
+  // Asked twice: the second answer comes from the memo for the good ones.
+  for (let round = 0; round < 2; round++) {
+    t.ok(isTimeZone('Asia/Kathmandu'), `Asia/Kathmandu, round ${round}`)
+    t.ok(isTimeZone('asia/KATHMANDU'), `case-insensitive like the runtime, round ${round}`)
+    t.notOk(isTimeZone('Asia/Kathmandu/x'), `a longer name is not a known one, round ${round}`)
+    t.notOk(isTimeZone('Mars/Base'), `a refused name stays refused, round ${round}`)
+  }
+})
+
 t.test('range checks', async t => {
   t.same(rangeProblems(undefined, undefined), [])
   t.same(rangeProblems('2026-01-01', '2026-01-01'), [])
