@@ -12,6 +12,9 @@ export const ConfigSchema = Type.Object({
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)), { default: 'info' }),
 
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL server. Unset: the embedded database under DATA_DIR.' })),
+  DATABASE_REPLICA_URLS: Type.String({ default: '', pattern: '^(postgres(ql)?://[^\\s,]+(,postgres(ql)?://[^\\s,]+)*)?$', description: 'Comma-separated read replicas of DATABASE_URL: reads go to a healthy one, writes and credential checks to the primary; empty: none.' }),
+  REPLICA_MAX_LAG_MS: Int({ default: 5000, minimum: 0, maximum: 3_600_000, description: 'A replica further behind the primary than this is skipped until it catches up.' }),
+  REPLICA_CHECK_INTERVAL_MS: Int({ default: 1000, minimum: 100, maximum: 600_000, description: 'How often each replica\'s reachability and lag are checked.' }),
   DB_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 500, description: 'Connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Int({ default: 2000, minimum: 1, maximum: 600_000, description: 'Wait for a connection (new or from the pool).' }),
   DB_QUERY_TIMEOUT_MS: Int({ default: 5000, minimum: 1, maximum: 600_000, description: 'Client-side bound on one query.' }),
@@ -20,12 +23,13 @@ export const ConfigSchema = Type.Object({
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
 
   TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),
-  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors. Set the same value on every instance; unset: random per process.' })),
+  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors; every instance must have the same. Required with DATABASE_URL; unset on the embedded database: random per process.' })),
   AUTH_CACHE_TTL_MS: Int({ default: 30_000, minimum: 0, maximum: 3_600_000, description: 'Backstop bound on how long an authenticated caller is kept in memory; changes to keys and plans clear it at once (LISTEN/NOTIFY). 0: look callers up on every request.' }),
   RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests a minute per API key.' }),
   AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications a minute per client IP before 429.' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for rate-limit counters shared by every instance; unset: in memory.' })),
   CORS_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^\\s,]+(,https?://[^\\s,]+)*)?$', description: 'Comma-separated origins allowed by CORS; empty: CORS off.' }),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'Bearer token of GET /metrics (Prometheus); unset: no /metrics.' })),
   UPGRADE_URL: Type.String({ default: '/dashboard/billing', pattern: '^/', description: 'Relative path of the billing page, in 403 bodies.' }),
 })
 
@@ -55,4 +59,18 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   }
   return candidate as Config
+}
+
+/**
+ * What serving needs beyond valid values: on a PostgreSQL server (production, likely several
+ * instances behind a load balancer) a cursor made by one instance must be accepted by the
+ * next, so the secret has to be shared and cannot default to a random one.
+ */
+export function checkServingConfig (config: Config): void {
+  if (config.DATABASE_URL !== undefined && config.CURSOR_SECRET === undefined) {
+    throw new ConfigError('Invalid configuration:\n  CURSOR_SECRET is required when DATABASE_URL is set: the same value (32 characters or more, e.g. `openssl rand -base64 48`) on every instance, so that a list cursor made by one instance is accepted by the others.')
+  }
+  if (config.DATABASE_REPLICA_URLS !== '' && config.DATABASE_URL === undefined) {
+    throw new ConfigError('Invalid configuration:\n  DATABASE_REPLICA_URLS needs DATABASE_URL (the primary): the embedded database has no replicas.')
+  }
 }

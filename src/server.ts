@@ -1,12 +1,13 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { banner } from './banner.js'
-import { ConfigError, loadConfig } from './config.js'
+import { checkServingConfig, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/database.js'
 import { demoData, seedDemoData } from './db/seed.js'
 
 async function main (): Promise<void> {
   const config = loadConfig()
+  checkServingConfig(config)
   const database = await openDatabase(config)
   const demo = database.kind === 'embedded' && database.created ? await seedDemoData(database.prisma) : undefined
   const app = await buildApp({ config, database })

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { checkServingConfig, ConfigError, loadConfig } from '../src/config.js'
 
 t.test('defaults', async t => {
   t.match(loadConfig({}), { HOST: '127.0.0.1', PORT: 3000, DATA_DIR: './.data', UPGRADE_URL: '/dashboard/billing', DB_POOL_MAX: 10 })
@@ -29,4 +29,21 @@ t.test('the server refuses to start on a bad value, with a non-zero exit and the
   const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, PORT: 'eighty', DATA_DIR: '/nonexistent' }, encoding: 'utf8', timeout: 60_000 })
   t.equal(res.status, 1)
   t.match(res.stderr, /PORT="eighty"/)
+})
+
+t.test('serving on a PostgreSQL server needs a shared cursor secret', async t => {
+  const secret = 'x'.repeat(32)
+  t.throws(() => { checkServingConfig(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' })) }, { message: /CURSOR_SECRET is required when DATABASE_URL is set/ })
+  t.doesNotThrow(() => { checkServingConfig(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', CURSOR_SECRET: secret })) })
+  t.doesNotThrow(() => { checkServingConfig(loadConfig({})) }, 'the embedded database: one process, a random secret is fine')
+  t.throws(() => { checkServingConfig(loadConfig({ DATABASE_REPLICA_URLS: 'postgresql://u@r/db' })) }, { message: /DATABASE_REPLICA_URLS needs DATABASE_URL/ })
+  t.same(loadConfig({ DATABASE_REPLICA_URLS: 'postgresql://u@r1/db,postgres://u@r2:5433/db' }).DATABASE_REPLICA_URLS, 'postgresql://u@r1/db,postgres://u@r2:5433/db')
+  t.throws(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgresql://u@r1/db,,mysql://x' }), { message: /DATABASE_REPLICA_URLS=/ })
+})
+
+t.test('the server refuses to start on a server database without CURSOR_SECRET, naming it', async t => {
+  const { CURSOR_SECRET: _, ...env } = process.env
+  const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, DATABASE_URL: 'postgresql://nobody@127.0.0.1:9/none' }, encoding: 'utf8', timeout: 60_000 })
+  t.equal(res.status, 1)
+  t.match(res.stderr, /CURSOR_SECRET is required when DATABASE_URL is set/)
 })

@@ -4,22 +4,37 @@ import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
+import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
+import { disconnect, displayName, replicaFailed, ReplicaSet, type ReplicaState } from './replicas.js'
 import { statementName } from './statement-names.js'
 
 export type Prisma = PrismaClient
 
+/** A connection pool's state, for metrics. */
+export interface PoolStats { pool: string, total: number, idle: number, waiting: number }
+
 export interface Database {
+  /** The primary: writes, credential checks, and reads when no replica is up. */
   prisma: PrismaClient
   kind: 'server' | 'embedded'
   /** For the schema engine (migrations) on the same database. */
   adapterFactory: SqlMigrationAwareDriverAdapterFactory
   /** LISTEN on a channel until the subscription is closed (see listen.ts). */
   listen: (channel: string, handlers: ListenHandlers) => Promise<Subscription>
+  /**
+   * Runs a read on a replica that is up, else on the primary. A replica that fails to answer
+   * (unreachable, closed, cancelled by replay) is taken out and the read run on the next
+   * one or the primary, within the same request.
+   */
+  read: <T>(query: (prisma: PrismaClient) => Promise<T>) => Promise<T>
+  /** The replicas and their state at the last check; empty without replicas. */
+  replicas: () => ReplicaState[]
+  pools: () => PoolStats[]
   close: () => Promise<void>
 }
 
@@ -34,24 +49,61 @@ function client (adapter: SqlDriverAdapterFactory, options: ClientOptions): Pris
   return new PrismaClient({ adapter, ...(options.logQueries === true ? { log: [{ emit: 'event', level: 'query' }] } : {}) })
 }
 
-/** A PostgreSQL server, through node-postgres with an explicit, bounded pool. */
-export function openServerDatabase (url: string, pool: PoolConfig, options: ClientOptions = {}): Database {
-  const adapterFactory = new PrismaPg({
+type ReplicaConfig = Pick<Config, 'REPLICA_MAX_LAG_MS' | 'REPLICA_CHECK_INTERVAL_MS'>
+
+/** A pool of our own (its counts feed the metrics) and a Prisma client over it. */
+function serverClient (url: string, pool: PoolConfig, applicationName: string, options: ClientOptions) {
+  const pgPool = new pg.Pool({
     connectionString: url,
     max: pool.DB_POOL_MAX,
     connectionTimeoutMillis: pool.DB_CONNECTION_TIMEOUT_MS,
     query_timeout: pool.DB_QUERY_TIMEOUT_MS,
     statement_timeout: pool.DB_STATEMENT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
-    application_name: 'screening-read-api',
-  }, { statementNameGenerator: query => statementName(query.sql) })
-  const prisma = client(adapterFactory, options)
+    application_name: applicationName,
+  })
+  // An idle connection that breaks (the server restarted) is dropped by the pool; without a
+  // listener the error would end the process.
+  pgPool.on('error', () => {})
+  const adapterFactory = new PrismaPg(pgPool, { statementNameGenerator: query => statementName(query.sql), disposeExternalPool: true })
+  return { pgPool, adapterFactory, prisma: client(adapterFactory, options) }
+}
+
+const poolStats = (name: string, p: pg.Pool): PoolStats => ({ pool: name, total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount })
+
+/**
+ * A PostgreSQL server, through node-postgres with explicit, bounded pools: the primary and,
+ * with `replicaUrls`, one pool per read replica (application_name `screening-read-api:replica`).
+ */
+export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[], onReplicaChange?: (state: ReplicaState) => void } = {}): Database {
+  const primary = serverClient(url, config, 'screening-read-api', options)
+  const replicaSet = new ReplicaSet((options.replicaUrls ?? []).map(replicaUrl => {
+    const { pgPool, prisma } = serverClient(replicaUrl, config, 'screening-read-api:replica', options)
+    return { name: displayName(replicaUrl), pool: pgPool, prisma }
+  }), { primary: primary.pgPool, maxLagMs: config.REPLICA_MAX_LAG_MS ?? 5000, checkIntervalMs: config.REPLICA_CHECK_INTERVAL_MS ?? 1000, ...(options.onReplicaChange !== undefined ? { onChange: options.onReplicaChange } : {}) })
+  replicaSet.start()
   return {
-    prisma,
+    prisma: primary.prisma,
     kind: 'server',
-    adapterFactory,
-    listen: async (channel, handlers) => await listenOnServer(url, channel, handlers, pool.DB_CONNECTION_TIMEOUT_MS),
-    close: async () => { await prisma.$disconnect() },
+    adapterFactory: primary.adapterFactory,
+    listen: async (channel, handlers) => await listenOnServer(url, channel, handlers, config.DB_CONNECTION_TIMEOUT_MS),
+    read: async query => {
+      for (const replica of replicaSet.usable()) {
+        try {
+          return await query(replica.prisma)
+        } catch (error) {
+          if (!replicaFailed(error)) throw error
+          replicaSet.markDown(replica)
+        }
+      }
+      return await query(primary.prisma)
+    },
+    replicas: () => replicaSet.states(),
+    pools: () => [poolStats('primary', primary.pgPool), ...replicaSet.clients().map(r => poolStats(`replica ${r.name}`, r.pool))],
+    close: async () => {
+      await replicaSet.close()
+      await disconnect(primary.prisma, primary.pgPool)
+    },
   }
 }
 
@@ -68,6 +120,9 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
       handlers.onState(true)
       return { close: unlisten }
     },
+    read: async query => await query(prisma),
+    replicas: () => [],
+    pools: () => [],
     close: async () => {
       await prisma.$disconnect()
       await pglite.close()
@@ -98,7 +153,8 @@ export async function openEmbeddedDatabase (dataDir: string | undefined, options
 
 export async function openDatabase (config: Config, options: ClientOptions = {}): Promise<Database & { created: boolean }> {
   if (config.DATABASE_URL !== undefined) {
-    return { ...openServerDatabase(config.DATABASE_URL, config, options), created: false }
+    const replicaUrls = config.DATABASE_REPLICA_URLS.split(',').filter(Boolean)
+    return { ...openServerDatabase(config.DATABASE_URL, config, { ...options, replicaUrls }), created: false }
   }
   return await openEmbeddedDatabase(config.DATA_DIR, options)
 }

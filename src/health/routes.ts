@@ -3,7 +3,11 @@ import { databaseUnavailable } from '../errors.js'
 
 const READY_TIMEOUT_MS = 1000
 
-/** Liveness and readiness, without credentials and outside the documented API. */
+/**
+ * Liveness and readiness, without credentials and outside the documented API. Ready means
+ * the primary answers (it serves everything when no replica is up); the replicas are listed
+ * with their state at the last check, so an operator sees which databases are reachable.
+ */
 const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get('/live', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
@@ -20,7 +24,13 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
     } finally {
       clearTimeout(timer)
     }
-    return { status: 'ok' }
+    return {
+      status: 'ok',
+      databases: {
+        primary: 'up',
+        replicas: app.database.replicas().map(r => ({ name: r.name, status: r.status, lag_ms: r.lagMs === null ? null : Math.round(r.lagMs) })),
+      },
+    }
   })
 }
 

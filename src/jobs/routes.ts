@@ -48,7 +48,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       },
     },
   }, async (request): Promise<Job> => {
-    const found = await findJob(app.prisma, request.caller.organization.id, request.params.jobId)
+    const found = await app.database.read(async prisma => await findJob(prisma, request.caller.organization.id, request.params.jobId))
     if (found === null) throw jobNotFound()
     return presentJob(found)
   })
@@ -83,7 +83,8 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const { jobId } = request.params
     const { tz = 'UTC', from, to } = request.query
     const range = from !== undefined && to !== undefined ? { from, to } : undefined
-    const rows = await jobAnalytics(app.prisma, organizationId, jobId, { tz, ...(range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}) })
+    const weeks = range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}
+    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz, ...weeks }))
       .catch((error: unknown) => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error })
     if (rows === null) throw jobNotFound()
     return buildAnalytics(rows, range)
@@ -115,7 +116,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     if (cursor !== undefined && after === undefined) {
       throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }])
     }
-    const page = await listJobs(app.prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) })
+    const page = await app.database.read(async prisma => await listJobs(prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) }))
     const last = page.jobs.at(-1)?.job
     return {
       data: page.jobs.map(presentJob),

@@ -32,6 +32,8 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     const cached = cache.get(cacheKey, now.getTime())
     if (cached !== undefined) return cached
     const version = cache.version()
+    // From the primary, never a replica: the cache is cleared by the primary's NOTIFY, and a
+    // lookup on a replica behind it could store a revoked key again for a whole TTL.
     const caller = await findCallerByKeyHash(app.prisma, hash, now)
     if (caller !== null) cache.set(cacheKey, caller, version, now.getTime())
     return caller

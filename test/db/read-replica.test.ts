@@ -1,0 +1,154 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import t from 'tap'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { openServerDatabase } from '../../src/db/database.js'
+import { applyMigrations } from '../../src/db/migrations.js'
+import { serverUrl } from '../helpers/database.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
+
+// DATABASE_REPLICA_URLS for real: a primary and a streaming standby made with PostgreSQL's
+// own tools (test/helpers/replication.ts), the app connected as the API's restricted role.
+// Shows that reads reach the standby (its data, while replay is paused, and its sessions in
+// pg_stat_activity), that a lagging standby is skipped, that stopping it under load leaves
+// every answer a 200 (reads fall back to the primary), and that reads return to it after.
+
+const tools = replicationTools()
+const skip = serverUrl === undefined
+  ? 'needs TEST_DATABASE_URL: the server suite has PostgreSQL\'s server tools'
+  : 'missing' in tools ? tools.missing : false
+const MAX_LAG_MS = 1500
+const CHECK_MS = 200
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+
+async function until (what: string, condition: () => Promise<boolean>, limitMs: number): Promise<number> {
+  const started = performance.now()
+  while (!await condition()) {
+    if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
+    await sleep(20)
+  }
+  return performance.now() - started
+}
+
+t.test('reads go to a healthy replica, and to the primary when it lags or is down', { skip }, async t => {
+  if ('missing' in tools) return
+  const pair = await startReplicatedPair(tools.bindir)
+  t.teardown(pair.close)
+  const figures: string[] = []
+  t.teardown(() => { console.log(`# figures: read replica: ${figures.join('; ')}`) })
+
+  // The database, migrated, with the API's role, as production sets it up.
+  const admin = new pg.Client({ connectionString: pair.primaryUrl('postgres') })
+  await admin.connect()
+  await admin.query('CREATE DATABASE screening')
+  await admin.end()
+  const owner = openServerDatabase(pair.primaryUrl('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
+  t.teardown(owner.close)
+  await applyMigrations(owner.adapterFactory)
+  await promisify(execFile)('psql', [pair.primaryUrl('screening'), '-q', '-v', 'role=screening_api', '-v', 'ON_ERROR_STOP=1', '-f', join(import.meta.dirname, '../../prisma/sql/api-role.sql')])
+  const asApi = (url: string): string => url.replace('postgres@', 'screening_api@')
+
+  const tenant = await createTenant(owner.prisma, { plan: 'pro' })
+  const job = await createJob(owner.prisma, tenant, { questions: 2 })
+  await createScreens(owner.prisma, job.id, [{ status: 'completed', score: 80, completedAt: new Date('2026-01-05T10:00:00Z') }, { status: 'in_progress' }])
+
+  const standby = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+  await until('the standby has the data', async () => {
+    await standby.connect().catch(() => {})
+    return (await standby.query('SELECT count(*)::int AS n FROM screens').catch(() => ({ rows: [{ n: 0 }] }))).rows[0].n === 2
+  }, 10_000)
+  await standby.end()
+
+  const config = loadConfig({
+    LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000', AUTH_CACHE_TTL_MS: '0',
+    DATABASE_URL: asApi(pair.primaryUrl('screening')), DATABASE_REPLICA_URLS: asApi(pair.standbyUrl('screening')),
+    REPLICA_MAX_LAG_MS: String(MAX_LAG_MS), REPLICA_CHECK_INTERVAL_MS: String(CHECK_MS), CURSOR_SECRET: 'x'.repeat(32),
+  })
+  const database = openServerDatabase(config.DATABASE_URL!, config, { replicaUrls: [config.DATABASE_REPLICA_URLS] })
+  const app = await buildApp({ config, database })
+  t.teardown(() => app.close())
+  const interviews = async (): Promise<number> => {
+    const res = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
+    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
+    return (res.json() as { interview_count: number }).interview_count
+  }
+  const replicaState = () => app.database.replicas()[0]!
+
+  await until('the replica is up', async () => replicaState().status === 'up', 5000)
+  const ready = await app.inject({ url: '/health/ready' })
+  t.match(ready.json(), { status: 'ok', databases: { primary: 'up', replicas: [{ name: `127.0.0.1:${new URL(pair.standbyUrl('x')).port}/screening`, status: 'up' }] } }, '/health/ready lists the replica as up')
+
+  await t.test('reads are served by the replica', async t => {
+    // Something the replica has replayed just now, so that its lag is measured from here.
+    await owner.prisma.$executeRaw`UPDATE jobs SET title = title WHERE id = ${job.id}::uuid`
+    await until('the replica caught up', async () => replicaState().status === 'up' && replicaState().lagMs === 0, 3000)
+    const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await control.connect()
+    t.teardown(() => control.end())
+    await control.query('SELECT pg_wal_replay_pause()')
+    await createScreens(owner.prisma, job.id, [{ status: 'expired' }])
+    t.equal(await interviews(), 2, 'a screen written to the primary is not in the answer: it came from the paused replica')
+    const sessions = (await control.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'screening-read-api:replica' AND datname = 'screening'")).rows[0]!.n
+    t.ok(sessions > 0, `the app's replica pool has ${sessions} session(s) on the standby`)
+    figures.push(`reads on the replica: yes (a paused standby's count answered; ${sessions} replica session(s) in its pg_stat_activity)`)
+
+    const skippedAfter = await until('the lagging replica is skipped', async () => await interviews() === 3, MAX_LAG_MS + 5 * CHECK_MS + 2000)
+    t.equal(replicaState().status, 'lagging', 'and reported lagging')
+    t.match((await app.inject({ url: '/health/ready' })).json(), { status: 'ok', databases: { replicas: [{ status: 'lagging' }] } }, '/health/ready says so; still ready: the primary serves')
+    figures.push(`lagging replica skipped ${skippedAfter.toFixed(0)} ms after its replay paused (REPLICA_MAX_LAG_MS ${MAX_LAG_MS}, checks every ${CHECK_MS} ms)`)
+
+    await control.query('SELECT pg_wal_replay_resume()')
+    const backAfter = await until('the replica is back in use', async () => replicaState().status === 'up', 5000)
+    figures.push(`back in use ${backAfter.toFixed(0)} ms after replay resumed`)
+  })
+
+  await t.test('the replica stopped under load: every answer a 200, then reads return to it', async t => {
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    const paths = [`/api/jobs/${job.id}`, `/api/jobs/${job.id}/analytics?tz=Asia/Kathmandu`, '/api/jobs?limit=5']
+    const statuses = new Map<string, number>()
+    let running = true
+    const client = async (n: number): Promise<void> => {
+      for (let i = n; running; i++) {
+        let status: string
+        try {
+          const res = await fetch(base + paths[i % paths.length]!, { headers: tenant.auth, signal: AbortSignal.timeout(10_000) })
+          await res.arrayBuffer()
+          status = String(res.status)
+        } catch (error) {
+          status = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name
+        }
+        statuses.set(status, (statuses.get(status) ?? 0) + 1)
+      }
+    }
+    const clients = Array.from({ length: 8 }, async (_, n) => { await client(n) })
+    t.teardown(async () => { running = false; await Promise.all(clients) })
+    await sleep(500)
+    await pair.stopStandby()
+    const downAfter = await until('the replica is seen down', async () => replicaState().status === 'down', 5000)
+    await sleep(1000)
+    await pair.startStandby()
+    const restarted = performance.now()
+    await until('the replica is up again', async () => replicaState().status === 'up', 10_000)
+    const upAfter = performance.now() - restarted
+    await sleep(500)
+    running = false
+    await Promise.all(clients)
+    const counts = Object.fromEntries(statuses)
+    const total = [...statuses.values()].reduce((a, b) => a + b, 0)
+    t.same(Object.keys(counts), ['200'], `every answer a 200 through the outage: ${JSON.stringify(counts)}`)
+    t.ok(total > 50, `under load: ${total} requests`)
+    figures.push(`replica outage under load (8 clients): ${JSON.stringify(counts)} of ${total}; seen down ${downAfter.toFixed(0)} ms after the stop; in use again ${upAfter.toFixed(0)} ms after it restarted`)
+
+    const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await control.connect()
+    t.teardown(() => control.end())
+    for (let i = 0; i < 20; i++) await interviews()
+    const sessions = (await control.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'screening-read-api:replica' AND datname = 'screening'")).rows[0]!.n
+    t.ok(sessions > 0, 'reads reach the restarted replica again')
+  })
+})

@@ -1,0 +1,82 @@
+import { execFile, execFileSync } from 'node:child_process'
+import { appendFileSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { freePort } from './ports.js'
+
+// A primary and a streaming standby of our own, made with PostgreSQL's tools (initdb,
+// pg_basebackup -R, pg_ctl) in a temporary directory on free ports: the machine's cluster is
+// not touched. Run as the `postgres` user when the tests run as root (initdb refuses root).
+
+const run = promisify(execFile)
+
+/** Where the server tools are, or why they cannot be used here. */
+export function replicationTools (): { bindir: string } | { missing: string } {
+  let bindir: string
+  try {
+    bindir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim()
+  } catch {
+    return { missing: 'pg_config not found (PostgreSQL server tools are not installed)' }
+  }
+  for (const tool of ['initdb', 'pg_ctl', 'pg_basebackup']) {
+    if (!existsSync(join(bindir, tool))) return { missing: `${tool} not in ${bindir}` }
+  }
+  if (process.getuid?.() === 0) {
+    try { execFileSync('id', ['postgres'], { stdio: 'ignore' }) } catch { return { missing: 'running as root with no postgres user to run the server as' } }
+  }
+  return { bindir }
+}
+
+export interface ReplicatedPair {
+  primaryUrl: (database: string) => string
+  standbyUrl: (database: string) => string
+  stopStandby: () => Promise<void>
+  startStandby: () => Promise<void>
+  close: () => Promise<void>
+}
+
+export async function startReplicatedPair (bindir: string): Promise<ReplicatedPair> {
+  const dir = mkdtempSync(join(tmpdir(), 'screening-replica-'))
+  const asRoot = process.getuid?.() === 0
+  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })))
+  const tool = async (name: string, args: string[]): Promise<void> => {
+    const [cmd, cmdArgs] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bindir, name), ...args]] : [join(bindir, name), args]
+    await run(cmd, cmdArgs, { cwd: dir, timeout: 60_000 })
+  }
+  const primaryDir = join(dir, 'primary')
+  const standbyDir = join(dir, 'standby')
+  const [primaryPort, standbyPort] = [await freePort(), await freePort()]
+  const settings = (port: number): string => [
+    `port = ${port}`, "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${dir}'`,
+    'max_wal_senders = 4', 'wal_keep_size = 64MB', 'fsync = off', 'synchronous_commit = off',
+    'max_connections = 50', 'shared_buffers = 32MB', '',
+  ].join('\n')
+  const pgCtl = async (data: string, action: 'start' | 'stop'): Promise<void> => {
+    await tool('pg_ctl', action === 'start' ? ['-D', data, '-l', `${data}.log`, '-w', '-t', '30', 'start'] : ['-D', data, '-m', 'fast', '-w', 'stop'])
+  }
+  const close = async (): Promise<void> => {
+    for (const data of [standbyDir, primaryDir]) await tool('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    // initdb's pg_hba.conf already trusts replication connections from 127.0.0.1.
+    await tool('initdb', ['-A', 'trust', '-U', 'postgres', '-D', primaryDir, '--no-sync'])
+    appendFileSync(join(primaryDir, 'postgresql.conf'), settings(primaryPort))
+    await pgCtl(primaryDir, 'start')
+    await tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', standbyDir, '-R', '-X', 'stream', '--no-sync'])
+    appendFileSync(join(standbyDir, 'postgresql.auto.conf'), `port = ${standbyPort}\n`)
+    await pgCtl(standbyDir, 'start')
+  } catch (error) {
+    await close()
+    throw error
+  }
+  const url = (port: number) => (database: string): string => `postgresql://postgres@127.0.0.1:${port}/${database}`
+  return {
+    primaryUrl: url(primaryPort),
+    standbyUrl: url(standbyPort),
+    stopStandby: async () => { await pgCtl(standbyDir, 'stop') },
+    startStandby: async () => { await pgCtl(standbyDir, 'start') },
+    close,
+  }
+}
