@@ -20,6 +20,8 @@ export interface Measurement {
   statusCodes: Record<string, number>
   errors: number
   timeouts: number
+  /** CPU ms per request of the server process and of PostgreSQL (Linux; bench/cpu.ts). */
+  cpuMsPerRequest?: { server: number, database: number }
 }
 
 export interface LoadSettings { seconds: number, connections: number, headers: Record<string, string> }

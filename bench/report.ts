@@ -84,3 +84,37 @@ export function markdownTable (table: Row[], ceiling: Figures): string {
   const line = (r: string[]): string => `| ${r.join(' | ')} |`
   return [line(HEADER), line(RIGHT.map(r => (r ? '---:' : '---'))), ...table.map(r => line(cells(r))), line(ceilingCells(ceiling))].join('\n')
 }
+
+// What one request costs, from the CPU time of each server process and of PostgreSQL during
+// the measurements (medians over rounds): the inputs of the capacity model in
+// docs/operations.md. Per core = 1000 ÷ CPU ms per request.
+export interface CostRow { scenario: string, service?: { server: number, database: number }, baseline?: { server: number, database: number } }
+
+export function costRows (runs: Runs): CostRow[] {
+  const cost = (ms: Measurement[]): { server: number, database: number } | undefined => {
+    const cpu = ms.map(m => m.cpuMsPerRequest).filter(c => c !== undefined)
+    return cpu.length === 0 ? undefined : { server: median(cpu.map(c => c.server)), database: median(cpu.map(c => c.database)) }
+  }
+  return runs.scenarios.map(({ scenario, runs: byServer }) => {
+    const service = cost(byServer.service)
+    const baseline = cost(byServer.baseline)
+    return { scenario: scenario.name, ...(service !== undefined ? { service } : {}), ...(baseline !== undefined ? { baseline } : {}) }
+  })
+}
+
+const COST_HEADER = ['scenario', 'service CPU ms/req', 'service req/s per core', 'PostgreSQL CPU ms/req', 'baseline CPU ms/req', 'baseline PostgreSQL ms/req']
+const cpuMs = (n: number | undefined): string => (n === undefined ? '–' : n.toFixed(3))
+const costCells = (r: CostRow): string[] => [r.scenario, cpuMs(r.service?.server), r.service === undefined || r.service.server <= 0 ? '–' : (1000 / r.service.server).toFixed(0),
+  cpuMs(r.service?.database), cpuMs(r.baseline?.server), cpuMs(r.baseline?.database)]
+
+export function costTextTable (cost: CostRow[]): string {
+  const body = cost.map(costCells)
+  const widths = COST_HEADER.map((h, i) => Math.max(h.length, ...body.map(r => r[i]!.length)))
+  const format = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()
+  return [format(COST_HEADER), widths.map(w => '-'.repeat(w)).join('  '), ...body.map(format)].join('\n')
+}
+
+export function costMarkdownTable (cost: CostRow[]): string {
+  const line = (r: string[]): string => `| ${r.join(' | ')} |`
+  return [line(COST_HEADER), line(COST_HEADER.map((_, i) => (i === 0 ? '---' : '---:'))), ...cost.map(r => line(costCells(r)))].join('\n')
+}

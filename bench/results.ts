@@ -4,7 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, type Metadata } from './metadata.js'
-import { markdownTable, type Figures, type Row } from './report.js'
+import { costMarkdownTable, markdownTable, type CostRow, type Figures, type Row } from './report.js'
 import type { Runs } from './rounds.js'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -16,7 +16,7 @@ function basePath (quick: boolean, date: Date): string {
   return join(ROOT, 'bench/results', stamp)
 }
 
-export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[]): Promise<string[]> {
+export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[]): Promise<string[]> {
   const base = basePath(meta.settings.quick, new Date(meta.date))
   await mkdir(join(base, '..'), { recursive: true })
   const json = {
@@ -24,6 +24,7 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     notes,
     table,
     ceiling,
+    cost,
     runs: {
       scenarios: runs.scenarios.map(s => ({ scenario: s.scenario.name, target: s.scenario.target, requests: s.scenario.requests, service: s.runs.service, baseline: s.runs.baseline })),
       ceiling: runs.ceiling,
@@ -35,6 +36,10 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     'Service (`node dist/server.js`, production settings) against the hand-written baseline (`bench/baseline/`: node:http + pg, one statement per answer) on the same data, database role and pool. Medians over rounds; ratio = service req/s ÷ baseline req/s.',
     '',
     markdownTable(table, ceiling),
+    '',
+    'What a request costs: CPU time of the server process and of PostgreSQL during the measurements, per request (medians over rounds); per core = 1000 ÷ CPU ms.',
+    '',
+    costMarkdownTable(cost),
     '',
     ...describe(meta).map(l => `- ${l}`),
     ...notes.map(n => `- ${n}`),

@@ -1,6 +1,7 @@
 // The measurements: per round, per scenario, the service then the baseline (interleaved, so
 // that drift on the machine hits both alike), each after a discarded warm-up; the ceiling
 // once per round.
+import { perRequest, sampleCpu } from './cpu.js'
 import { measure, type LoadSettings, type Measurement } from './load.js'
 import { SIDES, type LoadRequest, type Scenario, type Side } from './scenarios.js'
 import { assertAlive, type NodeBinary, type Server } from './servers.js'
@@ -23,9 +24,11 @@ export async function runRounds (node: NodeBinary, servers: Record<Side | 'ceili
   const once = async (server: Server, requests: LoadRequest[]): Promise<Measurement> => {
     assertAlive(server)
     await measure(node, server.url, requests, warm)
+    const before = sampleCpu(server.child.process.pid)
     const m = await measure(node, server.url, requests, load)
+    const cpu = perRequest(before, sampleCpu(server.child.process.pid), m.total)
     assertAlive(server)
-    return m
+    return cpu === undefined ? m : { ...m, cpuMsPerRequest: cpu }
   }
 
   const results: Runs = { scenarios: scenarios.map(scenario => ({ scenario, runs: { service: [], baseline: [] } })), ceiling: [] }

@@ -8,7 +8,7 @@ import { loadDataset } from './dataset.js'
 import { checkEquality, EqualityError } from './equality.js'
 import { describe, metadata, postgresVersion } from './metadata.js'
 import { parseOptions, USAGE, UsageError, type BenchOptions } from './options.js'
-import { figures, P99_FACTOR, rows, textTable } from './report.js'
+import { costRows, costTextTable, figures, P99_FACTOR, rows, textTable } from './report.js'
 import { writeResults } from './results.js'
 import { runRounds } from './rounds.js'
 import { pathsOf, scenarios } from './scenarios.js'
@@ -63,9 +63,11 @@ async function bench (options: BenchOptions): Promise<void> {
   ]
   if (options.quick) notes.push('quick run: small data and short measurements, a smoke test of the harness (no thresholds)')
   if (options.only.length > 0) notes.push(`partial run (--only ${options.only.join(', ')}): for iterating; quote full runs`)
+  const cost = costRows(runs)
   console.log(`\n${textTable(table, ceilingFigures)}\n`)
+  console.log(`What a request costs (CPU of each process during the measurements; the load generator excluded):\n${costTextTable(cost)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
-  const files = await writeResults(meta, table, ceilingFigures, runs, notes)
+  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost)
   console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)
   console.log(`bench took ${seconds(started)}`)
 }

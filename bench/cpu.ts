@@ -1,0 +1,52 @@
+// CPU time spent by a server process and by PostgreSQL during a measurement, from /proc:
+// what one request costs each side, the figure a capacity model needs (req/s alone mixes
+// both, and the load generator, on one small machine). Linux only; elsewhere undefined.
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+
+let tickMs: number | undefined
+function msPerTick (): number {
+  tickMs ??= 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+  return tickMs
+}
+
+/** utime + stime of one process, in ms; undefined when it cannot be read. */
+function processCpuMs (pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name, which may hold spaces: state is the first.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * msPerTick()
+  } catch {
+    return undefined
+  }
+}
+
+/** Every `postgres` process on the machine: the server the bench uses (a dedicated machine's). */
+function postgresCpuMs (): number {
+  let total = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue
+    } catch {
+      continue
+    }
+    total += processCpuMs(Number(entry)) ?? 0
+  }
+  return total
+}
+
+export interface CpuSample { server: number, database: number }
+
+export function sampleCpu (pid: number | undefined): CpuSample | undefined {
+  if (process.platform !== 'linux' || pid === undefined) return undefined
+  const server = processCpuMs(pid)
+  return server === undefined ? undefined : { server, database: postgresCpuMs() }
+}
+
+/** CPU ms per request between two samples. */
+export function perRequest (before: CpuSample | undefined, after: CpuSample | undefined, requests: number): CpuSample | undefined {
+  if (before === undefined || after === undefined || requests === 0) return undefined
+  return { server: (after.server - before.server) / requests, database: (after.database - before.database) / requests }
+}
