@@ -56,6 +56,8 @@ export async function startService (node: NodeBinary, databaseUrl: string): Prom
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_MAX: '1000000',
     CURSOR_SECRET,
+    // As production runs it, metrics on: their per-request cost is in the figures.
+    METRICS_TOKEN: 'bench-metrics-token-0123456789',
     DB_POOL_MAX: String(POOL_SIZE),
   }, '/health/ready')
 }

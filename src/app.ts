@@ -10,9 +10,10 @@ import callerCachePlugin from './plugins/caller-cache.js'
 import cachingPlugin from './plugins/caching.js'
 import drainingPlugin from './plugins/draining.js'
 import errorsPlugin from './plugins/errors.js'
+import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import prismaPlugin from './plugins/prisma.js'
-import rateLimitPlugin from './plugins/rate-limit.js'
+import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js'
 import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
@@ -40,10 +41,12 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(prismaPlugin, { database })
   await app.register(callerCachePlugin, { ttlMs: config.AUTH_CACHE_TTL_MS })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
+  let rateLimitStore: RateLimitStore | undefined
+  await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })
 
   await app.register(healthRoutes, { prefix: '/health' })
   await app.register(async (api) => {
-    await api.register(rateLimitPlugin, { perKeyMax: config.RATE_LIMIT_MAX, failedAuthMax: config.AUTH_FAILURE_LIMIT, redisUrl: config.REDIS_URL })
+    await api.register(rateLimitPlugin, { perKeyMax: config.RATE_LIMIT_MAX, failedAuthMax: config.AUTH_FAILURE_LIMIT, redisUrl: config.REDIS_URL, onStore: store => { rateLimitStore = store } })
     await api.register(authPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)

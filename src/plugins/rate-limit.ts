@@ -13,6 +13,9 @@ declare module 'fastify' {
   }
 }
 
+/** Where the counters are, for metrics: Redis may be configured and still unreachable. */
+export interface RateLimitStore { kind: 'memory' | 'redis', ready: () => boolean }
+
 export interface RateLimitOptions {
   /** Requests a minute per API key. */
   perKeyMax: number
@@ -20,6 +23,8 @@ export interface RateLimitOptions {
   failedAuthMax: number
   /** Counters shared by every instance; unset: in this process. */
   redisUrl?: string | undefined
+  /** Told which store the counters use (this plugin lives in the /api context; metrics at the root). */
+  onStore?: (store: RateLimitStore) => void
 }
 
 const WINDOW_MS = 60_000
@@ -48,6 +53,7 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
       redis?.once('ready', done)
     })
   }
+  options.onStore?.(redis !== undefined ? { kind: 'redis', ready: () => redis?.status === 'ready' } : { kind: 'memory', ready: () => true })
   await app.register(rateLimit, { global: false, skipOnError: true, nameSpace: 'screening-rl:', ...(redis !== undefined ? { redis } : {}) })
 
   function limit (check: ReturnType<FastifyInstance['createRateLimit']>, what: string): Limit {
