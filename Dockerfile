@@ -1,23 +1,34 @@
 # The API as production runs it: compiled JavaScript on a supported Node LTS, production
-# dependencies only. Migrations run on start (idempotent).
+# dependencies only, as a non-root user. Migrations are not run here: the one-shot
+# `migrate` service of docker-compose.yml (or your release step) runs `node dist/migrate.js`.
+# Secrets (DATABASE_URL, CURSOR_SECRET, METRICS_TOKEN) come from the environment at run time.
+
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json prisma.config.ts ./
 COPY prisma ./prisma
 COPY scripts/prisma-generate.mjs ./scripts/
+# postinstall generates the Prisma client (WebAssembly engine, no download).
 RUN npm ci --no-fund --no-audit
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --no-fund --no-audit
 
 FROM node:24-slim
+# tini as PID 1: it forwards SIGTERM to node (which drains and closes, close-with-grace) and
+# reaps zombies; node as PID 1 would get no default signal handling from the kernel.
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+# Owned by root, read-only to the `node` user the process runs as.
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 COPY --from=build /app/prisma/schema.prisma ./prisma/schema.prisma
 COPY --from=build /app/dist ./dist
-EXPOSE 3000
 USER node
-CMD ["sh", "-c", "node dist/migrate.js && exec node dist/server.js"]
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/server.js"]
