@@ -10,19 +10,27 @@ function msPerTick (): number {
   return tickMs
 }
 
-/** utime + stime of one process, in ms; undefined when it cannot be read. */
-function processCpuMs (pid: number): number | undefined {
+/**
+ * utime + stime of one process, in ms, plus with `children` the time of its children that
+ * have exited (cutime + cstime); undefined when it cannot be read.
+ */
+function processCpuMs (pid: number, children = false): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // Fields after the command name, which may hold spaces: state is the first.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * msPerTick()
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
+    return (fields[11]! + fields[12]! + (children ? fields[13]! + fields[14]! : 0)) * msPerTick()
   } catch {
     return undefined
   }
 }
 
-/** Every `postgres` process on the machine: the server the bench uses (a dedicated machine's). */
+/**
+ * Every `postgres` process on the machine (the server the bench uses, on a dedicated
+ * machine), with the time of those that exited: backends come and go (a pool closes idle
+ * connections, autovacuum workers end), and the postmaster collects their time when it
+ * reaps them, so the sum only grows.
+ */
 function postgresCpuMs (): number {
   let total = 0
   for (const entry of readdirSync('/proc')) {
@@ -32,7 +40,7 @@ function postgresCpuMs (): number {
     } catch {
       continue
     }
-    total += processCpuMs(Number(entry)) ?? 0
+    total += processCpuMs(Number(entry), true) ?? 0
   }
   return total
 }
