@@ -16,11 +16,14 @@ RUN npm run build && npm prune --omit=dev --no-fund --no-audit
 
 FROM node:24-slim
 # tini as PID 1: it forwards SIGTERM to node (which drains and closes, close-with-grace) and
-# reaps zombies; node as PID 1 would get no default signal handling from the kernel.
+# reaps zombies. Node as PID 1 would ignore every signal it has no handler for (the kernel
+# gives PID 1 no default actions) and reap nothing. So `docker run --init` is not needed.
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
-# Owned by root, read-only to the `node` user the process runs as.
+# Owned by root, read-only to the `node` user the process runs as: code and migrations
+# cannot be altered by the app. (So the image runs against DATABASE_URL only: the embedded
+# development database would have to write under /app/.data.)
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/prisma/migrations ./prisma/migrations

@@ -6,15 +6,19 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
+import { parse } from 'yaml'
 import { openServerDatabase } from '../../src/db/database.js'
 import { serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { freePort } from '../helpers/ports.js'
 import { startServer } from '../helpers/server-process.js'
 
-// `npm run build` then `npm run start:prod`, as the image runs them: compiled JavaScript in a
-// directory that has production dependencies only (hard links to this checkout's, so that a
-// module the build needs but `npm prune --omit=dev` would remove fails here too).
+// The image, run outside Docker (no Docker engine where this was written): its runtime stage's
+// files, environment and commands are read from the Dockerfile, and the migrate service's
+// command from docker-compose.yml, so that what runs here is what they say. The files are the
+// compiled build in a directory with production dependencies only (hard links to this
+// checkout's, so that a module the build needs but `npm prune --omit=dev` would remove fails
+// here too).
 
 const root = join(import.meta.dirname, '../..')
 const run = promisify(execFile)
@@ -28,41 +32,68 @@ async function productionPackages (): Promise<string[]> {
     .map(([path]) => path.slice(13))
 }
 
-// The commands the image and the compose file run, read from them so that this test runs
-// exactly those.
-const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8')
-const jsonInstruction = (name: string): string[] => JSON.parse(new RegExp(`^${name} (\\[.*\\])$`, 'm').exec(dockerfile)?.[1] ?? '[]') as string[]
-const imageCommand = jsonInstruction('CMD')
-const compose = await readFile(join(root, 'docker-compose.yml'), 'utf8')
-const migrateCommand = JSON.parse(/^ {2}migrate:\n(?: {4}.*\n)*? {4}command: (\[.*\])$/m.exec(compose)?.[1] ?? '[]') as string[]
+// The Dockerfile's last stage, continuation lines joined.
+const dockerfile = (await readFile(join(root, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ')
+const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
+const instructions = (name: string): string[] => [...runtimeStage.matchAll(new RegExp(`^${name} +(.*)$`, 'gm'))].map(m => m[1]!.trim())
+const jsonArray = (text: string | undefined): string[] => (text?.startsWith('[') === true ? JSON.parse(text) as string[] : [])
+const imageCommand = jsonArray(instructions('CMD')[0])
+const imageEntrypoint = jsonArray(instructions('ENTRYPOINT')[0])
+const healthCommand = jsonArray(/ CMD (\[.*\])$/.exec(instructions('HEALTHCHECK')[0] ?? '')?.[1])
+const imageEnv = Object.fromEntries(instructions('ENV').flatMap(line => line.split(/\s+/)).map(pair => pair.split('=') as [string, string]))
+// `COPY --from=build /app/<path> ./<path>`: what the image holds.
+const imageFiles = instructions('COPY').map(args => /^--from=build \/app\/(\S+) \.\/(\S*)$/.exec(args)).map(m => (m !== null && (m[2] === '' || m[2] === m[1]) ? m[1]! : `unexpected: ${m?.[0]}`))
 
-// The build in a directory with production dependencies only, as the image has it.
+interface ComposeService { command?: string[], entrypoint?: string[], build?: string, image?: string, environment?: Record<string, string>, deploy?: { replicas?: number } }
+const compose = parse(await readFile(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService> }
+const migrateCommand = compose.services.migrate?.command ?? []
+
+// `node` of the image's commands is this process's node.
+const command = (argv: string[]): [string, string[]] => {
+  const [program, ...args] = argv.map(a => (a === 'node' ? process.execPath : a))
+  return [program!, args]
+}
+
+// The image's files, outside Docker.
 const dir = join(root, 'node_modules/.cache/production-build-test', String(process.pid))
 t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
 await rm(dir, { recursive: true, force: true })
-await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')])
-for (const file of ['package.json', 'prisma/schema.prisma', 'prisma/migrations']) await cp(join(root, file), join(dir, file), { recursive: true })
 const packages = await productionPackages()
-await Promise.all(packages.map(async name => {
-  await mkdir(join(dir, 'node_modules', name, '..'), { recursive: true })
-  await run('cp', ['-al', join(root, 'node_modules', name), join(dir, 'node_modules', name)])
-}))
-t.test('the image runs node dist/server.js under tini; compose migrates with node dist/migrate.js', async t => {
-  t.same(imageCommand, ['node', 'dist/server.js'])
-  t.same(jsonInstruction('ENTRYPOINT'), ['/usr/bin/tini', '--'], 'signals reach node through tini')
-  t.match(dockerfile, /^USER node$/m, 'not root')
-  t.match(dockerfile, /^HEALTHCHECK .*\n? *CMD .*\/health\/ready/m, 'a health check on readiness')
-  t.same(migrateCommand, ['node', 'dist/migrate.js'])
-})
+for (const file of imageFiles) {
+  if (file === 'dist') {
+    await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')])
+  } else if (file === 'node_modules') {
+    await Promise.all(packages.map(async name => {
+      await mkdir(join(dir, 'node_modules', name, '..'), { recursive: true })
+      await run('cp', ['-al', join(root, 'node_modules', name), join(dir, 'node_modules', name)])
+    }))
+  } else {
+    await cp(join(root, file), join(dir, file), { recursive: true })
+  }
+}
 
-// `node` of the image's command is this process's node.
-const command = (argv: string[]): string[] => argv.map(a => (a === 'node' ? process.execPath : a))
+t.test('the image: node dist/server.js under tini, as node; compose migrates with node dist/migrate.js first', async t => {
+  t.same(imageCommand, ['node', 'dist/server.js'])
+  t.same(imageEntrypoint, ['/usr/bin/tini', '--'], 'signals reach node through tini')
+  t.same(instructions('USER'), ['node'], 'not root')
+  t.match(healthCommand.join(' '), /\/health\/ready/, 'a health check on readiness')
+  t.match(imageEnv, { NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000' })
+  t.same([...imageFiles].sort(), ['dist', 'node_modules', 'package.json', 'prisma/migrations', 'prisma/schema.prisma'], 'compiled code, production dependencies and migrations only')
+  const { migrate, api } = compose.services
+  t.same(migrateCommand, ['node', 'dist/migrate.js'])
+  t.same([migrate?.build, migrate?.image], [api?.build ?? 'no build', api?.image], 'migrate runs the API\'s image')
+  t.same([api?.command, api?.entrypoint], [undefined, undefined], 'the API runs the image\'s entrypoint and command')
+  t.match(api?.environment?.CURSOR_SECRET, /^\$\{CURSOR_SECRET:\?/, 'Compose refuses to start the API without CURSOR_SECRET')
+  t.ok((api?.deploy?.replicas ?? 1) > 1, 'several instances')
+})
 
 t.test('the compiled build starts with production dependencies only and serves requests', async t => {
   t.ok(!packages.includes('tsx') && !packages.includes('typescript'), 'no TypeScript tooling')
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   t.equal(scripts['start:prod'], imageCommand.join(' '), 'start:prod is the image\'s command')
-  const server = await startServer(t, {}, { command: command(imageCommand), cwd: dir })
+  t.equal(scripts['db:migrate:prod'], migrateCommand.join(' '), 'db:migrate:prod is the migrate service\'s command')
+  const [program, args] = command(imageCommand)
+  const server = await startServer(t, {}, { command: [program, ...args], cwd: dir })
   const job = await fetch(`${server.baseUrl}/api/jobs/${server.sampleJobId}`, { headers: { authorization: `Bearer ${server.keys.pro}` } })
   t.equal(job.status, 200)
   t.equal((await job.json() as { id: string }).id, server.sampleJobId)
@@ -74,23 +105,30 @@ t.test('the compiled build starts with production dependencies only and serves r
   t.equal(await server.stop('SIGTERM'), 0, 'SIGTERM closes cleanly')
 })
 
-t.test('as the image runs against PostgreSQL: the migrate command, then the start command', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (a throwaway database is made beside it)' : false }, async t => {
-  // An empty database, as on a first deploy.
-  const name = `${new URL(serverUrl!).pathname.slice(1).replace(/\W/g, '_').slice(0, 30)}_build_${randomBytes(4).toString('hex')}`
+t.test('against PostgreSQL as the compose file runs it: the migrate command, then the image\'s command', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (an empty database is made beside it)' : false }, async t => {
+  // An empty database of its own, as on a first deploy (named like the helpers' databases,
+  // so that CI's clean-up finds it if this process dies).
+  const name = `${new URL(serverUrl!).pathname.slice(1).replace(/[^a-z0-9_]/gi, '_').slice(0, 30) || 'screening'}_build_${randomBytes(4).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${name}`)
   t.teardown(async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end() })
   const url = new URL(serverUrl!)
   url.pathname = `/${name}`
-  const env = { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: url.toString() }
+  // The image's environment, plus what Compose passes; nothing inherited from this process.
+  // Loopback instead of 0.0.0.0: a test listens on no public interface.
+  const env = { PATH: process.env.PATH, ...imageEnv, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: url.toString() }
 
-  const migrated = await run(command(migrateCommand)[0]!, command(migrateCommand).slice(1), { cwd: dir, env })
-  t.match(migrated.stdout, /^Applied: \d+_/, 'the migrate command applied the migrations')
+  const [migrate, migrateArgs] = command(migrateCommand)
+  const migrated = await run(migrate, migrateArgs, { cwd: dir, env })
+  t.match(migrated.stdout, /^Applied: \S/m, 'the migrate command applies the migrations to an empty database')
+  t.match((await run(migrate, migrateArgs, { cwd: dir, env })).stdout, /^No pending migrations\.$/m, 'and again, as on every deploy: nothing to do')
 
-  const refused = await run(command(imageCommand)[0]!, command(imageCommand).slice(1), { cwd: dir, env: { ...env, PORT: '0' } }).then(() => undefined, (e: { code: number, stderr: string }) => e)
-  t.equal(refused?.code, 1, 'without CURSOR_SECRET it refuses to start')
-  t.match(refused?.stderr, /CURSOR_SECRET is required/)
+  const [program, args] = command(imageCommand)
+  const refused = await run(program, args, { cwd: dir, env: { ...env, PORT: String(await freePort()) }, timeout: 30_000 })
+    .then(() => ({ code: 0, stderr: '' }), (error: { code: number | null, stderr: string }) => error)
+  t.not(refused.code, 0, 'without CURSOR_SECRET it refuses to start')
+  t.match(refused.stderr, /CURSOR_SECRET/, 'naming CURSOR_SECRET')
 
   const owner = openServerDatabase(url.toString(), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
   t.teardown(owner.close)
@@ -98,12 +136,12 @@ t.test('as the image runs against PostgreSQL: the migrate command, then the star
   const job = await createJob(owner.prisma, tenant)
 
   const port = await freePort()
-  const child = spawn(command(imageCommand)[0]!, command(imageCommand).slice(1), { cwd: dir, env: { ...env, PORT: String(port), CURSOR_SECRET: randomBytes(24).toString('base64') }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(program, args, { cwd: dir, env: { ...env, PORT: String(port), CURSOR_SECRET: randomBytes(36).toString('base64') }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (c: Buffer) => { output += c.toString() })
   child.stderr.on('data', (c: Buffer) => { output += c.toString() })
-  const exited = once(child, 'exit') as Promise<[number | null]>
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+  t.teardown(async () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGKILL'); await exited } })
   const base = `http://127.0.0.1:${port}`
   const started = Date.now()
   let ready = 0
@@ -111,12 +149,28 @@ t.test('as the image runs against PostgreSQL: the migrate command, then the star
     ready = await fetch(`${base}/health/ready`).then(r => r.status, () => 0)
     if (ready !== 200) await new Promise(resolve => setTimeout(resolve, 100))
   }
-  t.equal(ready, 200, `ready within ${Date.now() - started} ms ${output}`)
+  t.equal(ready, 200, 'ready', { output })
+  t.equal((await fetch(`${base}/health/live`)).status, 200, '/health/live')
+  t.equal((await fetch(`${base}/openapi.json`)).status, 200, '/openapi.json')
   const res = await fetch(`${base}/api/jobs/${job.id}`, { headers: tenant.auth })
-  t.equal(res.status, 200)
+  t.equal(res.status, 200, 'an authenticated read')
   t.equal((await res.json() as { id: string }).id, job.id)
   t.equal((await fetch(`${base}/api/jobs`)).status, 401)
+
+  // The HEALTHCHECK command as Docker runs it in the container (the image's environment).
+  const [check, checkArgs] = command(healthCommand)
+  const health = (): Promise<number> => run(check, checkArgs, { env: { PATH: process.env.PATH, ...imageEnv, PORT: String(port) }, timeout: 10_000 })
+    .then(() => 0, (error: { code: number }) => error.code)
+  t.equal(await health(), 0, 'the image\'s health check passes')
+
+  const stopping = Date.now()
   child.kill('SIGTERM')
-  const [code] = await exited
-  t.equal(code, 0, 'SIGTERM closes cleanly')
+  const [code, signal] = await exited
+  const stopMs = Date.now() - stopping
+  t.same([code, signal], [0, null], 'SIGTERM: exits 0', { output })
+  // About 2 s: the draining plugin waits up to 2 s for open keep-alive connections (this
+  // test's fetch keeps one). The bound leaves room for a loaded CI machine and stays below
+  // close-with-grace's 10 s, past which the exit would be forced.
+  t.ok(stopMs < 8000, `promptly (${stopMs} ms)`)
+  t.equal(await health(), 1, 'and the health check fails once it is gone')
 })
