@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { ReplicaStatus } from '../db/replicas.js'
 import { ApiError } from '../errors.js'
 import type { RateLimitStore } from './rate-limit.js'
 
@@ -17,9 +18,18 @@ export interface MetricsOptions {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest()
 
+// The scheme is case-insensitive (RFC 9110), as in the auth plugin; the token is taken
+// whole (the configuration does not forbid spaces in it).
+const BEARER = /^bearer +(.+?) *$/i
+
+// Every state, always, so that the series of a replica do not come and go with its state.
+const REPLICA_STATUSES: readonly ReplicaStatus[] = ['unknown', 'up', 'lagging', 'down']
+
 export default fp(async function metricsPlugin (app: FastifyInstance, options: MetricsOptions) {
   if (options.token === undefined) return
-  const expected = digest(`Bearer ${options.token}`)
+  // Digests compared, not the strings: equal lengths for timingSafeEqual, and the time
+  // taken says nothing about the token's length or how much of it a guess got right.
+  const expected = digest(options.token)
   // A registry of this app's own: tests build many apps in one process.
   const register = new Registry()
   collectDefaultMetrics({ register })
@@ -62,11 +72,26 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   new Gauge({
     name: 'db_replica_up',
     help: 'Whether a read replica takes reads (up and within REPLICA_MAX_LAG_MS).',
+    // No status label here: a label that changes value starts a new series, which would
+    // restart the `for:` of an alert on `db_replica_up == 0` as a replica goes lagging → down.
+    labelNames: ['replica'] as const,
+    registers: [register],
+    collect () {
+      this.reset()
+      for (const r of database.replicas()) this.set({ replica: r.name }, r.status === 'up' ? 1 : 0)
+    },
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'db_replica_status',
+    help: 'State of each read replica at the last check: 1 on the current state, 0 on the others.',
     labelNames: ['replica', 'status'] as const,
     registers: [register],
     collect () {
       this.reset()
-      for (const r of database.replicas()) this.set({ replica: r.name, status: r.status }, r.status === 'up' ? 1 : 0)
+      for (const r of database.replicas()) {
+        for (const status of REPLICA_STATUSES) this.set({ replica: r.name, status }, r.status === status ? 1 : 0)
+      }
     },
   })
   // eslint-disable-next-line no-new
@@ -124,8 +149,8 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   })
 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    const given = digest(request.headers.authorization ?? '')
-    if (!timingSafeEqual(given, expected)) {
+    const given = BEARER.exec(request.headers.authorization ?? '')?.[1]
+    if (given === undefined || !timingSafeEqual(digest(given), expected)) {
       throw new ApiError(401, 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.')
     }
     reply.header('content-type', register.contentType).header('cache-control', 'no-store')
