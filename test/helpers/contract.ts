@@ -37,7 +37,9 @@ export interface ObservedResponse {
 
 /** Problems with a response against the document; empty when it conforms or is not an operation's. */
 export function contractProblems (res: ObservedResponse): string[] {
-  const path = res.url.split('?')[0] ?? ''
+  // The path as sent: clients (fetch, inject) resolve dot segments first (RFC 3986), so
+  // `/api/jobs/.` reaches the server as `/api/jobs/`, the list.
+  const path = new URL(res.url.split('?')[0] ?? '', 'http://client.invalid').pathname
   const route = routes.find(r => r.method === res.method && r.pattern.test(path))
   // Not a documented operation (health, docs, unknown routes); HEAD mirrors GET without a body.
   if (route === undefined) return []

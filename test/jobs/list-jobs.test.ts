@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
+import { contractProblems } from '../helpers/contract.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 
 const { app, prisma } = await buildTestApp(t)
@@ -98,4 +99,12 @@ t.test('the other organization sees only its own', async t => {
   const { ids } = await walk('?limit=10', globex.auth)
   t.equal(ids.length, 25)
   t.notOk(ids.some(id => expected.includes(id)))
+})
+
+t.test('a dot segment is resolved as clients resolve it: /api/jobs/. is the list (found by the fuzz, seed 253455729)', async t => {
+  const res = await app.inject({ url: '/api/jobs/.', headers: acme.auth })
+  t.equal(res.statusCode, 200)
+  t.equal((res.json() as { data: unknown[] }).data.length, 20, 'a page of the list, checked against listJobs by the validating inject')
+  const asJob = { ...res, method: 'GET', url: '/api/jobs/.', body: JSON.stringify({ id: 'x' }) }
+  t.not(contractProblems(asJob).length, 0, 'the contract check still refuses a body that is not the list\'s')
 })
