@@ -75,12 +75,12 @@ const poolStats = (name: string, p: pg.Pool): PoolStats => ({ pool: name, total:
  * A PostgreSQL server, through node-postgres with explicit, bounded pools: the primary and,
  * with `replicaUrls`, one pool per read replica (application_name `screening-read-api:replica`).
  */
-export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[], onReplicaChange?: (state: ReplicaState) => void } = {}): Database {
+export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[] } = {}): Database {
   const primary = serverClient(url, config, 'screening-read-api', options)
   const replicaSet = new ReplicaSet((options.replicaUrls ?? []).map(replicaUrl => {
     const { pgPool, prisma } = serverClient(replicaUrl, config, 'screening-read-api:replica', options)
     return { name: displayName(replicaUrl), pool: pgPool, prisma }
-  }), { primary: primary.pgPool, maxLagMs: config.REPLICA_MAX_LAG_MS ?? 5000, checkIntervalMs: config.REPLICA_CHECK_INTERVAL_MS ?? 1000, ...(options.onReplicaChange !== undefined ? { onChange: options.onReplicaChange } : {}) })
+  }), { primary: primary.pgPool, maxLagMs: config.REPLICA_MAX_LAG_MS ?? 5000, checkIntervalMs: config.REPLICA_CHECK_INTERVAL_MS ?? 1000 })
   replicaSet.start()
   return {
     prisma: primary.prisma,

@@ -58,7 +58,7 @@ export class ReplicaSet {
   /** The primary's WAL position at recent checks, oldest first. */
   private samples: Sample[] = []
 
-  constructor (replicas: ReplicaClient[], private readonly options: { primary: pg.Pool, maxLagMs: number, checkIntervalMs: number, onChange?: (state: ReplicaState) => void }) {
+  constructor (replicas: ReplicaClient[], private readonly options: { primary: pg.Pool, maxLagMs: number, checkIntervalMs: number }) {
     this.members = replicas.map(r => ({ ...r, status: 'unknown', lagMs: null }))
   }
 
@@ -113,10 +113,8 @@ export class ReplicaSet {
   }
 
   private set (member: Member, status: ReplicaStatus, lagMs: number | null): void {
-    const changed = member.status !== status
     member.status = status
     member.lagMs = lagMs
-    if (changed) this.options.onChange?.({ name: member.name, status, lagMs: member.lagMs })
   }
 
   /** The replicas that take reads now, rotated so that the load spreads. */
