@@ -5,7 +5,7 @@ export function banner (baseUrl: string, demo: DemoData): string {
   const pro = demo.credentials.find(c => c.plan === 'pro') ?? demo.credentials[0]
   return [
     '',
-    `  Screening Read API on the embedded database`,
+    '  Screening Read API on the embedded database',
     `  Base URL:  ${baseUrl}`,
     `  API docs:  ${baseUrl}/docs`,
     '',

@@ -10,7 +10,7 @@ export class ApiError extends Error {
     readonly statusCode: ErrorStatus,
     message: string,
     readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
+    readonly headers: Record<string, string> = {}
   ) {
     super(message)
     this.code = ERROR_CODES[statusCode]

@@ -9,12 +9,13 @@ import { requestId } from './plugins/request-id.js'
  * Fastify's constructor options: one module for the server and the tests, so that tests
  * run the server that production runs.
  */
-export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'TRUST_PROXY_HOPS' | 'REQUEST_TIMEOUT_MS'>, logStream?: NodeJS.WritableStream): FastifyHttpOptions<Server> {
+export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT' | 'TRUST_PROXY_HOPS' | 'REQUEST_TIMEOUT_MS'>, logStream?: NodeJS.WritableStream): FastifyHttpOptions<Server> {
+  const pretty = config.LOG_FORMAT === 'pretty' || (config.LOG_FORMAT === 'auto' && process.stdout.isTTY)
   return {
     logger: {
       level: config.LOG_LEVEL,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
-      ...(logStream !== undefined ? { stream: logStream } : {}),
+      ...(logStream !== undefined ? { stream: logStream } : pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
     },
     genReqId: requestId,
     // The draining plugin answers 503 while closing, in the shared error shape.

@@ -53,6 +53,7 @@ t.test('database faults under load: 503 within bounds, then recovery without a r
   const paths = [`/api/jobs/${job.id}`, `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`, '/api/jobs', '/api/me']
   let running = true
   const client = async (n: number): Promise<void> => {
+    // eslint-disable-next-line no-unmodified-loop-condition -- set to false by the test body while the clients run
     for (let i = n; running; i++) {
       const started = performance.now()
       let status: Outcome['status']

@@ -30,6 +30,19 @@ t.test('per API key: headers on every response, then 429 with Retry-After in the
   t.equal((await me(b.auth)).statusCode, 200, 'another key has its own budget')
 })
 
+t.test('RATE_LIMIT_WINDOW_S sets the window: Retry-After within it, and the budget back after it', async t => {
+  const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_S: '2' } })
+  const { auth } = await createTenant(prisma)
+  t.equal((await app.inject({ url: '/api/me', headers: auth })).statusCode, 200)
+  const limited = await app.inject({ url: '/api/me', headers: auth })
+  t.equal(limited.statusCode, 429)
+  const retryAfter = Number(limited.headers['retry-after'])
+  t.ok(retryAfter >= 1 && retryAfter <= 2, `Retry-After ${retryAfter} s is within the 2 s window`)
+  t.match(limited.json().error, /at most 1 requests per API key per 2 s/)
+  await new Promise(resolve => setTimeout(resolve, retryAfter * 1000 + 100))
+  t.equal((await app.inject({ url: '/api/me', headers: auth })).statusCode, 200, 'allowed again once Retry-After has passed')
+})
+
 t.test('failed authentications are limited per client IP', async t => {
   const { app } = await buildTestApp(t, { env: { AUTH_FAILURE_LIMIT: '2' } })
   const bad = () => app.inject({ url: '/api/me', headers: { authorization: 'Bearer srk_AAAAAAAA_' + 'A'.repeat(43) } })

@@ -114,7 +114,7 @@ t.test('random header and URL sizes over real sockets: documented answers only',
       statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
       t.same(contractProblems({ method: 'GET', url: path, statusCode: res.statusCode, headers: res.headers, body: res.body }), [], `${res.statusCode} for ${headerBytes} header bytes, a query of ${queryLength}`)
       t.ok(res.statusCode < 500)
-    },
+    }
   ), { numRuns: 150, seed: 20261122 })
   t.comment(`request-limit fuzz: 150 requests over sockets, statuses ${JSON.stringify(statuses)}`)
   t.ok((statuses[431] ?? 0) > 0 && (statuses[414] ?? 0) > 0 && (statuses[200] ?? 0) > 0, 'each outcome reached')

@@ -25,7 +25,10 @@ async function route (req: IncomingMessage, res: ServerResponse): Promise<void> 
   const q = url.indexOf('?')
   const path = q < 0 ? url : url.slice(0, q)
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1))
-  if (path === '/health/ready') return void res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"status":"ok"}')
+  if (path === '/health/ready') {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"status":"ok"}')
+    return
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 404, 'Not found')
   const jobPath = JOB.exec(path)
   const isList = path === '/api/jobs' || path === '/api/jobs/'

@@ -25,7 +25,7 @@ if (rung >= 2) await app.register(securityHeadersPlugin, { corsOrigins: [] })
 if (rung >= 3) await app.register(drainingPlugin)
 if (rung >= 4) await app.register(cachingPlugin)
 if (rung >= 5) {
-  await app.register(rateLimitPlugin, { perKeyMax: 1_000_000, failedAuthMax: 30, ...(rung >= 6 ? { redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' } : {}) })
+  await app.register(rateLimitPlugin, { perKeyMax: 1_000_000, failedAuthMax: 30, windowSeconds: 60, ...(rung >= 6 ? { redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' } : {}) })
   app.addHook('onRequest', async (request, reply) => {
     ;(request as unknown as { caller: { apiKeyId: string } }).caller = { apiKeyId: 'bench' }
     await app.limits.perKey(request, reply)

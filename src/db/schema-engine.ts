@@ -46,6 +46,6 @@ export async function openSchemaEngine (adapterFactory: SqlMigrationAwareDriverA
   return await bindings.SchemaEngine.new(
     { datamodels: [[schema.path, schema.content]] },
     log,
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+    bindMigrationAwareSqlAdapterFactory(adapterFactory)
   )
 }

@@ -90,7 +90,7 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
     )
     ${jobsWithStats(
       PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
-      PrismaSql.sql`, j.more AS "hasMore"`,
+      PrismaSql.sql`, j.more AS "hasMore"`
     )}
     ORDER BY j.created_at DESC, j.id DESC`
   return { jobs: rows.map(({ hasMore: _, ...row }) => withStats(row)), hasMore: rows[0]?.hasMore ?? false }

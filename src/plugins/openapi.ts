@@ -14,7 +14,7 @@ const DESCRIPTION = `Read API of the recruitment screening service: list the org
 
 **Request ids.** Every response carries \`x-request-id\`: the one the request sent, when it is 1 to 128 characters of \`A-Z a-z 0-9 . _ : -\`, or a generated one. Quote it when reporting a problem.
 
-**Rate limits.** Each API key may make \`RATE_LIMIT_MAX\` requests a minute (600 by default), shared by every operation and every instance of the service. Responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds); past the limit, 429 \`rate_limited\` with \`Retry-After\`. Failed authentications are limited per client address as well.
+**Rate limits.** Each API key may make \`RATE_LIMIT_MAX\` requests per window of \`RATE_LIMIT_WINDOW_S\` seconds (600 a minute by default), shared by every operation and every instance of the service. Responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds); past the limit, 429 \`rate_limited\` with \`Retry-After\`. Failed authentications are limited per client address as well.
 
 **Limits.** A URL may be ${MAX_URL_LENGTH} characters long (its query string ${MAX_QUERY_LENGTH}, a path segment ${MAX_PARAM_LENGTH}), or the answer is 414 \`uri_too_long\`; the request line and headers may take ${MAX_HEADER_BYTES} bytes (431 \`headers_too_large\`) and must arrive within ${HEADERS_TIMEOUT_MS / 1000} s (408 \`request_timeout\`); a page of jobs holds 1 to 100 (\`limit\`). The service answers every request within a bound (${ConfigSchema.properties.REQUEST_TIMEOUT_MS.default / 1000} s by default); past it, or while the database is unreachable, 503 \`unavailable\` with \`Retry-After\`.
 

@@ -17,17 +17,17 @@ declare module 'fastify' {
 export interface RateLimitStore { kind: 'memory' | 'redis', ready: () => boolean }
 
 export interface RateLimitOptions {
-  /** Requests a minute per API key. */
+  /** Requests per window per API key. */
   perKeyMax: number
-  /** Failed authentications a minute per client IP. */
+  /** Failed authentications per window per client IP. */
   failedAuthMax: number
+  /** The window's length in seconds: counters start at a caller's first request and reset after it. */
+  windowSeconds: number
   /** Counters shared by every instance; unset: in this process. */
   redisUrl?: string | undefined
   /** Told which store the counters use (this plugin lives in the /api context; metrics at the root). */
   onStore?: (store: RateLimitStore) => void
 }
-
-const WINDOW_MS = 60_000
 
 /**
  * Counters from @fastify/rate-limit (its store, in memory or in Redis); the headers and the
@@ -56,6 +56,9 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
   options.onStore?.(redis !== undefined ? { kind: 'redis', ready: () => redis?.status === 'ready' } : { kind: 'memory', ready: () => true })
   await app.register(rateLimit, { global: false, skipOnError: true, nameSpace: 'screening-rl:', ...(redis !== undefined ? { redis } : {}) })
 
+  const per = options.windowSeconds === 60 ? 'a minute' : `per ${options.windowSeconds} s`
+  const timeWindow = options.windowSeconds * 1000
+
   function limit (check: ReturnType<FastifyInstance['createRateLimit']>, what: string): Limit {
     return async (request, reply) => {
       const result = await check(request)
@@ -64,13 +67,13 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
         .header('x-ratelimit-remaining', result.remaining)
         .header('x-ratelimit-reset', result.ttlInSeconds)
       if (result.isExceeded) {
-        throw new ApiError(429, `Rate limit exceeded: at most ${result.max} ${what} a minute; retry in ${result.ttlInSeconds} s.`, {}, { 'retry-after': String(result.ttlInSeconds) })
+        throw new ApiError(429, `Rate limit exceeded: at most ${result.max} ${what} ${per}; retry in ${result.ttlInSeconds} s.`, {}, { 'retry-after': String(result.ttlInSeconds) })
       }
     }
   }
 
   app.decorate('limits', {
-    perKey: limit(app.createRateLimit({ max: options.perKeyMax, timeWindow: WINDOW_MS, keyGenerator: req => `key:${req.caller.apiKeyId}` }), 'requests per API key'),
-    failedAuth: limit(app.createRateLimit({ max: options.failedAuthMax, timeWindow: WINDOW_MS, keyGenerator: req => `authfail:${req.ip}` }), 'failed authentications per client'),
+    perKey: limit(app.createRateLimit({ max: options.perKeyMax, timeWindow, keyGenerator: req => `key:${req.caller.apiKeyId}` }), 'requests per API key'),
+    failedAuth: limit(app.createRateLimit({ max: options.failedAuthMax, timeWindow, keyGenerator: req => `authfail:${req.ip}` }), 'failed authentications per client'),
   })
 }, { name: 'rate-limit' })

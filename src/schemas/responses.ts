@@ -11,8 +11,8 @@ const seconds = { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 
 
 const REQUEST_ID = header('Identifier of the request: the one sent, when sane, or a generated one.', { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$' })
 const RATE_LIMIT = {
-  'X-RateLimit-Limit': header('Requests allowed a minute for this API key (for failed authentications: per client).', { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 }),
-  'X-RateLimit-Remaining': header('Requests left in the current minute.', { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 }),
+  'X-RateLimit-Limit': header('Requests allowed per window (a minute unless configured otherwise) for this API key (for failed authentications: per client).', { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 }),
+  'X-RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 }),
   'X-RateLimit-Reset': header('Seconds until the budget is full again.', seconds),
 }
 const ETAG = header('Entity tag of the body; send it back in `If-None-Match`.', { type: 'string', maxLength: 64, pattern: '^"[A-Za-z0-9_-]+"$' })
@@ -90,6 +90,6 @@ export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Reco
     Type.Ref(status === 403 ? UpgradeRequiredSchema : ErrorSchema),
     overrides[status] ?? DESCRIPTIONS[status] ?? 'Error.',
     errorExample(status),
-    EXTRA_HEADERS[status],
+    EXTRA_HEADERS[status]
   )]))
 }

@@ -24,9 +24,9 @@ t.test('the API role reads and records key use; any other write fails', { skip: 
 
   const denied = /permission denied/
   await t.rejects(app.prisma.$executeRawUnsafe(`UPDATE jobs SET title = 'x' WHERE id = '${job.id}'`), denied, 'update a job')
-  await t.rejects(app.prisma.$executeRawUnsafe(`UPDATE api_keys SET revoked_at = NULL`), denied, 'update another column of api_keys')
-  await t.rejects(app.prisma.$executeRawUnsafe(`DELETE FROM screens`), denied, 'delete')
-  await t.rejects(app.prisma.$executeRawUnsafe(`INSERT INTO organizations (name) VALUES ('x')`), denied, 'insert')
+  await t.rejects(app.prisma.$executeRawUnsafe('UPDATE api_keys SET revoked_at = NULL'), denied, 'update another column of api_keys')
+  await t.rejects(app.prisma.$executeRawUnsafe('DELETE FROM screens'), denied, 'delete')
+  await t.rejects(app.prisma.$executeRawUnsafe("INSERT INTO organizations (name) VALUES ('x')"), denied, 'insert')
   await t.rejects(app.prisma.$executeRawUnsafe('SELECT * FROM _prisma_migrations'), denied, 'read the migrations table')
   await t.rejects(app.prisma.$executeRawUnsafe('CREATE TABLE intruder (id int)'), /permission denied/, 'create a table')
   const timeout = await app.prisma.$queryRawUnsafe<Array<{ statement_timeout: string }>>('SHOW statement_timeout')

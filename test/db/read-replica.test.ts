@@ -64,9 +64,14 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
   await standby.end()
 
   const config = loadConfig({
-    LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000', AUTH_CACHE_TTL_MS: '0',
-    DATABASE_URL: asApi(pair.primaryUrl('screening')), DATABASE_REPLICA_URLS: asApi(pair.standbyUrl('screening')),
-    REPLICA_MAX_LAG_MS: String(MAX_LAG_MS), REPLICA_CHECK_INTERVAL_MS: String(CHECK_MS), CURSOR_SECRET: 'x'.repeat(32),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '1000000',
+    AUTH_CACHE_TTL_MS: '0',
+    DATABASE_URL: asApi(pair.primaryUrl('screening')),
+    DATABASE_REPLICA_URLS: asApi(pair.standbyUrl('screening')),
+    REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
+    REPLICA_CHECK_INTERVAL_MS: String(CHECK_MS),
+    CURSOR_SECRET: 'x'.repeat(32),
   })
   const database = openServerDatabase(config.DATABASE_URL!, config, { replicaUrls: [config.DATABASE_REPLICA_URLS] })
   const app = await buildApp({ config, database })
@@ -113,6 +118,7 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     const statuses = new Map<string, number>()
     let running = true
     const client = async (n: number): Promise<void> => {
+      // eslint-disable-next-line no-unmodified-loop-condition -- set to false by the test body while the clients run
       for (let i = n; running; i++) {
         let status: string
         try {

@@ -23,7 +23,7 @@ t.test('constraints live in the database', async t => {
   await rejects('a completion before the start', `INSERT INTO screens (job_id, status, started_at, completed_at) VALUES ('${job.id}', 'completed', now(), now() - interval '1 day')`)
   await rejects('a score above 100', `INSERT INTO screens (job_id, status, completed_at, started_at, score) VALUES ('${job.id}', 'completed', now(), now(), 100.5)`)
   await rejects('an unknown screen status', `INSERT INTO screens (job_id, status) VALUES ('${job.id}', 'paused')`, /invalid input value for enum|22P02/)
-  await rejects('a screen of a missing job', `INSERT INTO screens (job_id, status) VALUES (gen_random_uuid(), 'in_progress')`, /foreign key|23503/)
+  await rejects('a screen of a missing job', 'INSERT INTO screens (job_id, status) VALUES (gen_random_uuid(), \'in_progress\')', /foreign key|23503/)
   await rejects('a short share token', `UPDATE jobs SET share_token = 'abc' WHERE id = '${job.id}'`)
   await rejects('an upper-case slug', `UPDATE jobs SET slug = 'Not-Safe' WHERE id = '${job.id}'`)
   await rejects('a brand color that is not #rrggbb', `UPDATE jobs SET brand_color = 'blue' WHERE id = '${job.id}'`)

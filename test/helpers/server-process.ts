@@ -47,7 +47,7 @@ export async function startServer (t: Teardown, env: Record<string, string> = {}
   })
   const started = Date.now()
   while (!/curl -H/.test(out) && child.exitCode === null && Date.now() - started < 90_000) await new Promise(resolve => setTimeout(resolve, 50))
-  if (!/curl -H/.test(out)) throw new Error(`the server did not start:\n${out}`)
+  if (!/curl -H/.test(out)) throw new Error(`the server did not start (exit ${child.exitCode}, signal ${child.signalCode}):\n${out}`)
   const keys = Object.fromEntries([...out.matchAll(/^ +(pro|free) +.+? +(srk_\S+)$/gm)].map(m => [m[1], m[2]])) as { pro: string, free: string }
   return {
     child,

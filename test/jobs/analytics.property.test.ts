@@ -22,7 +22,7 @@ const arb = fc.record({
     completedAt: fc.oneof(
       fc.integer({ min: MIN, max: MAX }),
       fc.tuple(fc.integer({ min: 0, max: 260 }), fc.integer({ min: -16 * 3_600_000, max: 16 * 3_600_000 }))
-        .map(([week, offset]) => Date.parse('2022-01-03T00:00:00Z') + week * 7 * 86_400_000 + offset),
+        .map(([week, offset]) => Date.parse('2022-01-03T00:00:00Z') + week * 7 * 86_400_000 + offset)
     ),
   }), { maxLength: 40 }),
   tz: fc.option(fc.constantFrom(...zones), { nil: undefined, freq: 6 }),
@@ -67,7 +67,6 @@ function reference (screens: Array<{ status: ScreenStatus, score: number | null,
     total_interviews: total,
   }
 }
-
 
 t.test('analytics agree with a plain computation over random screens, zones and ranges', async t => {
   await checkProperty(t, 'analytics', arb, async ({ screens, tz, range }) => {

@@ -39,16 +39,31 @@ async function insert (tenant: Tenant, jobs: GenJob[]): Promise<Array<GenJob & {
   const rows = jobs.map(j => ({ ...j, id: randomUUID(), slug: `p-${randomBytes(8).toString('hex')}`, shareToken: randomBytes(32).toString('hex') }))
   await prisma.job.createMany({
     data: rows.map(j => ({
-      id: j.id, organizationId: tenant.organizationId, userId: tenant.userId, title: `Job ${j.id.slice(0, 4)}`, companyName: 'C', description: 'D',
-      status: j.status, slug: j.slug, shareToken: j.shareToken, logoUrl: j.branding?.logoUrl ?? null, brandColor: j.branding?.brandColor ?? null,
-      showServiceBranding: j.showServiceBranding, euCandidatesAllowed: j.euCandidatesAllowed, createdAt: j.createdAt, updatedAt: j.createdAt,
+      id: j.id,
+      organizationId: tenant.organizationId,
+      userId: tenant.userId,
+      title: `Job ${j.id.slice(0, 4)}`,
+      companyName: 'C',
+      description: 'D',
+      status: j.status,
+      slug: j.slug,
+      shareToken: j.shareToken,
+      logoUrl: j.branding?.logoUrl ?? null,
+      brandColor: j.branding?.brandColor ?? null,
+      showServiceBranding: j.showServiceBranding,
+      euCandidatesAllowed: j.euCandidatesAllowed,
+      createdAt: j.createdAt,
+      updatedAt: j.createdAt,
     })),
   })
   await prisma.question.createMany({ data: rows.flatMap(j => Array.from({ length: j.questions }, (_, i) => ({ jobId: j.id, position: i + 1, text: 'q' }))) })
   await prisma.screen.createMany({
     data: rows.flatMap(j => j.screens.map(s => ({
-      jobId: j.id, status: s.status, score: s.score,
-      startedAt: new Date(s.completedAt.getTime() - 3_600_000), completedAt: s.status === 'completed' ? s.completedAt : null,
+      jobId: j.id,
+      status: s.status,
+      score: s.score,
+      startedAt: new Date(s.completedAt.getTime() - 3_600_000),
+      completedAt: s.status === 'completed' ? s.completedAt : null,
     }))),
   })
   return rows
@@ -58,15 +73,25 @@ async function insert (tenant: Tenant, jobs: GenJob[]): Promise<Array<GenJob & {
 function expectedJob (tenant: Tenant, j: GenJob & { id: string, slug: string, shareToken: string }) {
   const scores = j.screens.filter(s => s.status === 'completed' && s.score !== null).map(s => s.score as number)
   return {
-    id: j.id, user_id: tenant.userId, title: `Job ${j.id.slice(0, 4)}`, company_name: 'C', description: 'D', status: j.status,
-    slug: j.slug, share_token: j.shareToken, logo_url: j.branding?.logoUrl ?? null, brand_color: j.branding?.brandColor ?? null,
-    show_service_branding: j.showServiceBranding, eu_candidates_allowed: j.euCandidatesAllowed,
-    question_count: j.questions, interview_count: j.screens.length,
+    id: j.id,
+    user_id: tenant.userId,
+    title: `Job ${j.id.slice(0, 4)}`,
+    company_name: 'C',
+    description: 'D',
+    status: j.status,
+    slug: j.slug,
+    share_token: j.shareToken,
+    logo_url: j.branding?.logoUrl ?? null,
+    brand_color: j.branding?.brandColor ?? null,
+    show_service_branding: j.showServiceBranding,
+    eu_candidates_allowed: j.euCandidatesAllowed,
+    question_count: j.questions,
+    interview_count: j.screens.length,
     average_score: scores.length === 0 ? null : scores.reduce((a, b) => a + b, 0) / scores.length,
-    created_at: j.createdAt.toISOString(), updated_at: j.createdAt.toISOString(),
+    created_at: j.createdAt.toISOString(),
+    updated_at: j.createdAt.toISOString(),
   }
 }
-
 
 t.test('get-job and list-jobs agree with a plain computation over random data', async t => {
   await checkProperty(t, 'job read', worldArb, async world => {

@@ -76,7 +76,7 @@ t.test('a tampered, foreign or mismatched cursor is a 400, never rows', async t 
     'payload edited, signature kept': [`?limit=2&cursor=${forged}.${sig}`, acme.auth],
     'signature edited': [`?limit=2&cursor=${body}.${sig.slice(0, -2)}AA`, acme.auth],
     'another status filter': [`?limit=2&status=closed&cursor=${encodeURIComponent(cursor)}`, acme.auth],
-    'garbage': ['?cursor=%F0%9F%92%A9', acme.auth],
+    garbage: ['?cursor=%F0%9F%92%A9', acme.auth],
     'too long': [`?cursor=${'a'.repeat(600)}`, acme.auth],
   }
   for (const [name, [query, headers]] of Object.entries(cases)) {
