@@ -20,13 +20,25 @@ t.test('openapi:check fails on a document that differs from the code', async t =
   t.match(res.stderr, /openapi\.json differ/)
 })
 
-t.test('sdk:check fails on a client that differs from the document', async t => {
-  cpSync('clients/typescript', join(tmp, 'sdk'), { recursive: true })
-  t.equal(run(['--import', 'tsx', 'scripts/sdk.ts', '--check'], { SDK_DIR: join(tmp, 'sdk') }).status, 0, 'a faithful copy passes')
-  writeFileSync(join(tmp, 'sdk/types.gen.ts'), readFileSync(join(tmp, 'sdk/types.gen.ts'), 'utf8').replace('question_count: number', 'question_count: string'))
-  const res = run(['--import', 'tsx', 'scripts/sdk.ts', '--check'], { SDK_DIR: join(tmp, 'sdk') })
+t.test('sdk:check fails on a client that differs from the document, or a package version that is not info.version', async t => {
+  const sdk = join(tmp, 'sdk')
+  cpSync('clients/typescript', sdk, { recursive: true, filter: path => !/[/\\](node_modules|dist)$/.test(path) })
+  const check = () => run(['--import', 'tsx', 'scripts/sdk.ts', '--check'], { SDK_DIR: sdk })
+  t.equal(check().status, 0, 'a faithful copy passes')
+
+  const types = join(sdk, 'src/generated/types.gen.ts')
+  const faithful = readFileSync(types, 'utf8')
+  writeFileSync(types, faithful.replace('question_count: number', 'question_count: string'))
+  let res = check()
   t.equal(res.status, 1)
-  t.match(res.stderr, /types\.gen\.ts/)
+  t.match(res.stderr, /src\/generated\/types\.gen\.ts/)
+  writeFileSync(types, faithful)
+
+  const manifest = join(sdk, 'package.json')
+  writeFileSync(manifest, readFileSync(manifest, 'utf8').replace(/"version": "[^"]*"/, '"version": "9.9.9"'))
+  res = check()
+  t.equal(res.status, 1)
+  t.match(res.stderr, /package\.json \(version is not info\.version/)
 })
 
 t.test('the Spectral lint fails on a document that breaks its rules', async t => {

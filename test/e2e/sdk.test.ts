@@ -1,9 +1,9 @@
 import t from 'tap'
-import { createClient, createConfig, type Client } from '../../clients/typescript/client/index.js'
+import { createClient, createConfig, type Client } from '../../clients/typescript/src/generated/client/index.js'
 import {
   getJob, getJobAnalytics, getMe, listJobs,
   type ClientOptions, type ApiError, type Job, type JobAnalytics, type JobList, type Me, type UpgradeRequired,
-} from '../../clients/typescript/index.js'
+} from '../../clients/typescript/src/generated/index.js'
 import { startServer } from '../helpers/server-process.js'
 
 // The generated TypeScript client (npm run sdk) against the real server and its demo data:

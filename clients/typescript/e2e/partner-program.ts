@@ -1,0 +1,120 @@
+// A partner's program against the installed package (test/e2e/sdk-package.test.ts compiles it
+// with tsc in a project outside the repository and runs it on the demo server). It checks
+// each behaviour, prints one line per check, and exits 1 at the first that does not hold.
+import assert from 'node:assert/strict'
+import { createScreeningClient, EtagCache, ScreeningApiError, type Job } from '@screening/read-api'
+
+const env = (name: string): string => {
+  const value = process.env[name]
+  if (value === undefined || value === '') throw new Error(`${name} is not set`)
+  return value
+}
+const baseUrl = env('API_URL')
+const jobId = env('JOB_ID')
+const missingJobId = '00000000-0000-4000-8000-000000000000'
+
+/** A fetch that records each status the server sent, under the SDK's layers. */
+function recording (): { fetch: typeof fetch, statuses: number[] } {
+  const statuses: number[] = []
+  return {
+    statuses,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init)
+      statuses.push(response.status)
+      return response
+    },
+  }
+}
+
+async function thrown (promise: Promise<unknown>): Promise<ScreeningApiError> {
+  try {
+    await promise
+  } catch (error) {
+    assert.ok(error instanceof ScreeningApiError, `a ScreeningApiError, got ${String(error)}`)
+    return error
+  }
+  assert.fail('expected an error')
+}
+
+const pro = createScreeningClient({ baseUrl, apiKey: env('PRO_KEY') })
+const free = createScreeningClient({ baseUrl, apiKey: env('FREE_KEY') })
+
+const me = await pro.getMe()
+assert.equal(me.subscription.plan, 'pro')
+console.log(`getMe: ${me.organization.name}, plan ${me.subscription.plan}, analytics ${me.entitlements.analytics}`)
+
+const job = await pro.getJob(jobId)
+assert.equal(job.id, jobId)
+console.log(`getJob: "${job.title}", ${job.question_count} questions, ${job.interview_count} screens, average ${job.average_score}`)
+
+const analytics = await pro.getJobAnalytics(jobId, { tz: 'Asia/Kolkata' })
+assert.equal(analytics.total_interviews, job.interview_count)
+const ranged = await pro.getJobAnalytics(jobId, { tz: 'UTC', from: '2020-01-06', to: '2020-01-19' })
+assert.deepEqual(ranged.average_score_by_week.map(w => w.week), ['2020-01-06', '2020-01-13'])
+console.log(`getJobAnalytics: ${analytics.completion_rate}% completed, ${analytics.average_score_by_week.length} weeks; a two-week range gives ${ranged.average_score_by_week.length} bins`)
+
+const everything = await pro.listJobs({ limit: 100 })
+assert.equal(everything.next_cursor, null)
+const pages = recording()
+const paged = createScreeningClient({ baseUrl, apiKey: env('PRO_KEY'), fetch: pages.fetch })
+const walked: Job[] = []
+for await (const each of paged.listAllJobs({ limit: 1 })) walked.push(each)
+assert.deepEqual(walked.map(j => j.id), everything.data.map(j => j.id))
+assert.equal(pages.statuses.length, everything.data.length, 'one request a job with limit=1')
+const active = []
+for await (const each of pro.listAllJobs({ status: 'active', limit: 1 })) active.push(each)
+assert.deepEqual(active.map(j => j.id), everything.data.filter(j => j.status === 'active').map(j => j.id))
+console.log(`listAllJobs: ${walked.length} jobs in ${pages.statuses.length} pages of 1, same order as one page of 100; ${active.length} active`)
+
+const upgrade = await thrown(free.getJobAnalytics(jobId))
+assert.equal(upgrade.status, 403)
+assert.equal(upgrade.code, 'upgrade_required')
+assert.equal(upgrade.upgrade_url, '/dashboard/billing')
+assert.match(upgrade.request_id ?? '', /\S/)
+console.log(`403: ScreeningApiError ${upgrade.code}, upgrade_url ${upgrade.upgrade_url}, request_id ${upgrade.request_id}`)
+
+const missing = await thrown(pro.getJob(missingJobId))
+assert.equal(missing.status, 404)
+assert.equal(missing.code, 'not_found')
+const foreign = await thrown(free.getJob(jobId))
+assert.equal(foreign.code, 'not_found', 'another organization\'s job is a 404 too')
+const invalid = await thrown(pro.getJobAnalytics(jobId, { tz: 'Mars/Olympus_Mons' }))
+assert.equal(invalid.code, 'invalid_request')
+assert.equal(invalid.details?.[0]?.path, 'querystring/tz')
+console.log(`404: ScreeningApiError ${missing.code} (missing and foreign), 400: ${invalid.code} on ${invalid.details?.[0]?.path}`)
+
+const polls = recording()
+const poller = createScreeningClient({ baseUrl, apiKey: env('PRO_KEY'), etagCache: new EtagCache(10), fetch: polls.fetch })
+const first = await poller.pollJob(jobId)
+const second = await poller.pollJob(jobId)
+assert.equal(first.notModified, false)
+assert.equal(second.notModified, true)
+assert.deepEqual(second.data, first.data)
+assert.deepEqual(polls.statuses, [200, 304])
+console.log(`polling: statuses ${polls.statuses.join(', ')}; the 304 served the cached body (notModified ${second.notModified})`)
+
+// A key limited to 2 requests a 2-second window: the third request is answered 429.
+const limitedUrl = env('LIMITED_URL')
+const limitedKey = env('LIMITED_KEY')
+const retries = recording()
+const retrying = createScreeningClient({ baseUrl: limitedUrl, apiKey: limitedKey, fetch: retries.fetch, retry: { maxAttempts: 3, maxElapsedMs: 10_000 } })
+await retrying.getMe()
+await retrying.getMe()
+const started = Date.now()
+const after429 = await retrying.getMe()
+const waited = Date.now() - started
+assert.equal(after429.subscription.plan, 'pro')
+assert.deepEqual(retries.statuses, [200, 200, 429, 200])
+assert.ok(waited >= 900, `waited ${waited} ms, as Retry-After asked`)
+const once = recording()
+const impatient = createScreeningClient({ baseUrl: limitedUrl, apiKey: limitedKey, fetch: once.fetch, retry: false })
+// The window restarted with the retried request: at most two more get through.
+let limited: ScreeningApiError | undefined
+for (let i = 0; i < 3 && limited === undefined; i++) limited = await impatient.getMe().then(() => undefined, async (error: unknown) => await thrown(Promise.reject(error)))
+assert.ok(limited !== undefined, 'a 429 within three requests')
+assert.equal(limited.code, 'rate_limited')
+assert.ok(limited.retry_after !== undefined && limited.retry_after >= 1)
+assert.deepEqual(once.statuses.slice(-1), [429])
+console.log(`429: retried after Retry-After (${waited} ms), statuses ${retries.statuses.join(', ')}; with retry: false, ScreeningApiError ${limited.code}, retry_after ${limited.retry_after} s`)
+
+console.log('all checks passed')
