@@ -12,7 +12,7 @@ export function isNotModified (response: Response | undefined): boolean {
   return response !== undefined && fromCache.has(response)
 }
 
-/** Remembered 200s by URL, the least recently used dropped beyond `maxEntries`. One cache per API key: a URL's body depends on the caller. */
+/** Remembered 200s by credential and URL (a URL's body depends on the caller), the least recently used dropped beyond `maxEntries`. */
 export class EtagCache {
   private readonly entries = new Map<string, Stored>()
   constructor (readonly maxEntries = 1000) {}
@@ -27,7 +27,7 @@ export class EtagCache {
       const request = new Request(input, init)
       // A caller's own If-None-Match means it handles 304s itself.
       if (request.method !== 'GET' || request.headers.has('if-none-match')) return await next(request)
-      const key = request.url
+      const key = `${request.headers.get('authorization') ?? ''} ${request.url}`
       const stored = this.entries.get(key)
       if (stored !== undefined) request.headers.set('if-none-match', stored.etag)
       const response = await next(request)
