@@ -2,6 +2,7 @@
 // Works on the database the environment names (DATABASE_URL, else the embedded one).
 import { parseArgs } from 'node:util'
 import { createApiKey, createOrganization, createUser, revokeApiKey, setPlan } from '../src/admin/commands.js'
+import { verifyScreenStats } from '../src/admin/screen-stats.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { openDatabase, type Prisma } from '../src/db/database.js'
 import type { Plan, SubscriptionStatus } from '../src/generated/prisma/enums.js'
@@ -12,7 +13,9 @@ const USAGE = `usage: npm run admin -- <command> [options]
   create-user  --org <organization id> --email <email> --name <name>
   create-key   --user <user id> [--name <label>] [--expires <ISO date>]     prints the key once
   revoke-key   --prefix <srk_xxxxxxxx> | --id <api key id>
-  set-plan     --org <organization id> --plan free|pro [--status <status>] [--period-end <ISO date>|none]`
+  set-plan     --org <organization id> --plan free|pro [--status <status>] [--period-end <ISO date>|none]
+  verify-stats [--fix]   recompute the screen summaries from the screens; exit 1 on a difference
+                         (with --fix: rebuild the jobs that differ, exit 1 if any still does)`
 
 class UsageError extends Error {}
 
@@ -60,6 +63,11 @@ const commands: Record<string, (prisma: Prisma, o: Options) => Promise<unknown>>
   'set-plan': async (prisma, o) => await setPlan(prisma, {
     organizationId: uuid('org', o.org), plan: oneOf<Plan>('plan', required('plan', o.plan), PLANS) as Plan, status: oneOf<SubscriptionStatus>('status', o.status, STATUSES), currentPeriodEnd: date('period-end', o['period-end']),
   }),
+  'verify-stats': async (prisma, o) => {
+    const result = await verifyScreenStats(prisma, { fix: o.fix === 'true' })
+    if (result.drift.jobs > 0 || result.drift.segments > 0) process.exitCode = 1
+    return result
+  },
 }
 
 async function main (): Promise<number> {
@@ -69,11 +77,15 @@ async function main (): Promise<number> {
     const parsed = parseArgs({
       allowPositionals: true,
       strict: true,
-      options: Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id'].map(n => [n, { type: 'string' as const }])),
+      options: {
+        ...Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id'].map(n => [n, { type: 'string' as const }])),
+        fix: { type: 'boolean' as const },
+      },
     })
     command = parsed.positionals[0]
     if (parsed.positionals.length !== 1 || command === undefined || !(command in commands)) throw new UsageError(command === undefined ? 'a command is required' : `unknown command: ${parsed.positionals.join(' ')}`)
-    options = parsed.values as Options
+    // Flags (--fix) become 'true', so that every command reads strings.
+    options = Object.fromEntries(Object.entries(parsed.values).map(([k, v]) => [k, typeof v === 'boolean' ? String(v) : v]))
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`)
     return 2
@@ -82,7 +94,7 @@ async function main (): Promise<number> {
   try {
     const result = await commands[command]!(db.prisma, options)
     console.log(JSON.stringify(result, (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v, 2))
-    return 0
+    return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (error) {
     if (error instanceof UsageError) { console.error(`${error.message}\n\n${USAGE}`); return 2 }
     console.error(`error: ${(error as Error).message.split('\n').filter(Boolean).slice(-1)[0] ?? 'failed'}`)

@@ -74,9 +74,12 @@ async function withEngine<T> (factory: SqlMigrationAwareDriverAdapterFactory, us
   }
 }
 
-/** Applies the migrations not yet applied, recording them in `_prisma_migrations`. */
-export async function applyMigrations (factory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
-  const migrationsList = await readMigrations()
+/**
+ * Applies the migrations not yet applied, recording them in `_prisma_migrations`; those of
+ * `dir` if given (a test replays an earlier state of the folder).
+ */
+export async function applyMigrations (factory: SqlMigrationAwareDriverAdapterFactory, dir = migrationsDir): Promise<string[]> {
+  const migrationsList = await readMigrations(dir)
   return await withEngine(factory, async engine =>
     (await engine.applyMigrations({ migrationsList, filters: noFilters })).appliedMigrationNames)
 }

@@ -6,6 +6,12 @@ import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 // itself; a null result is the caller's 404. Each answer is one statement: the query
 // builder would need three (job, question count, screens by status), and a request pays a
 // round trip and Prisma's per-query work for each. See docs/performance.md.
+//
+// Screen figures come from the summaries that triggers keep (job_screen_stats,
+// job_completion_segments; docs/summaries-design.md), never from the screens themselves: a
+// job's cost does not grow with its screens. Averages divide exact numeric sums, trimmed so
+// that the result does not depend on how the sum was reached: `averageOf` below, the same
+// expression as the on-read computation the tests and the benchmark compare against.
 
 export interface JobRow {
   id: string
@@ -35,9 +41,17 @@ export interface JobWithStats {
 
 type JobWithStatsRow = JobRow & Omit<JobWithStats, 'job'>
 
+/**
+ * The mean of scores summed exactly: `sum` a numeric sum, `count` how many were summed.
+ * trim_scale makes the division's precision depend on the sum's value only, not on the
+ * scale it carries from additions (numeric keeps the largest scale it has seen).
+ */
+const averageOf = (sum: PrismaSql.Sql, count: PrismaSql.Sql): PrismaSql.Sql =>
+  PrismaSql.sql`(trim_scale(${sum}) / nullif(${count}, 0))::float8`
+
 // Jobs with their counts, from `source` (a table or subquery aliased j), plus `more`
 // (`, column…` of the source): the lateral subqueries run once per job of the source, each
-// an index-only scan of that job's rows.
+// an index scan of that job's few rows (questions; at most 8 slots of summary).
 const jobsWithStats = (source: PrismaSql.Sql, more: PrismaSql.Sql = PrismaSql.empty): PrismaSql.Sql => PrismaSql.sql`
   SELECT j.id, j.user_id AS "userId", j.title, j.company_name AS "companyName", j.description,
          j.status::text AS status, j.slug, j.share_token AS "shareToken", j.logo_url AS "logoUrl",
@@ -47,8 +61,8 @@ const jobsWithStats = (source: PrismaSql.Sql, more: PrismaSql.Sql = PrismaSql.em
   FROM ${source} j
   CROSS JOIN LATERAL (SELECT count(*)::int AS count FROM questions WHERE job_id = j.id) q
   CROSS JOIN LATERAL (
-    SELECT count(*)::int AS count, avg(score) FILTER (WHERE status = 'completed') AS average
-    FROM screens WHERE job_id = j.id
+    SELECT coalesce(sum(in_progress + completed + expired), 0)::int AS count, ${averageOf(PrismaSql.sql`sum(score_sum)`, PrismaSql.sql`sum(scored)`)} AS average
+    FROM job_screen_stats WHERE job_id = j.id
   ) s`
 
 function withStats ({ questionCount, interviewCount, averageScore, ...job }: JobWithStatsRow): JobWithStats {
@@ -120,8 +134,9 @@ export interface AnalyticsRows {
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
- * caller's. One statement and one scan of the job's index range: the screens grouped by
- * (status, local week), the week null except for completed screens.
+ * caller's. One statement: the status counts from the job's slots, the bins from its
+ * completion segments, each of which lies inside one local week in every zone, so a bin is
+ * a sum of whole segments (O(weeks) rows, whatever the number of screens).
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
  * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
@@ -129,27 +144,38 @@ export interface AnalyticsRows {
  */
 export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<AnalyticsRows | null> {
   const { tz, weeks } = options
-  const inRange = weeks === undefined ? PrismaSql.sql`true` : PrismaSql.sql`g.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
+  // With a range, only the segments that can fall into it are read: those from a day before
+  // the first week's start to a day after the last week's end (a day of slack for daylight
+  // saving around those instants); the week test then keeps the exact ones.
+  const inRange = weeks === undefined
+    ? PrismaSql.empty
+    : PrismaSql.sql`AND c.segment >= (${weeks.first}::timestamp AT TIME ZONE ${tz}) - interval '1 day'
+        AND c.segment < ((${weeks.last}::timestamp + interval '8 days') AT TIME ZONE ${tz})`
+  const weekInRange = weeks === undefined ? PrismaSql.empty : PrismaSql.sql`WHERE g.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
   // One row, the bins as arrays: each row of a raw result costs Prisma more than its bytes.
   const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, weeks: string[] | null, counts: number[] | null, averages: Array<number | null> | null }>>`
-    SELECT j.id AS job_id, t.completed, t.in_progress, t.expired, t.weeks, t.counts, t.averages
+    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, b.weeks, b.counts, b.averages
     FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
-      SELECT coalesce(sum(g.count) FILTER (WHERE g.status = 'completed'), 0)::int AS completed,
-             coalesce(sum(g.count) FILTER (WHERE g.status = 'in_progress'), 0)::int AS in_progress,
-             coalesce(sum(g.count) FILTER (WHERE g.status = 'expired'), 0)::int AS expired,
-             array_agg(to_char(g.week, 'YYYY-MM-DD') ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL AND ${inRange}) AS weeks,
-             array_agg(g.count ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL AND ${inRange}) AS counts,
-             array_agg(g.average_score ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL AND ${inRange}) AS averages
+      SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
+             coalesce(sum(expired), 0)::int AS expired
+      FROM job_screen_stats WHERE job_id = j.id
+    ) st ON true
+    LEFT JOIN LATERAL (
+      SELECT array_agg(to_char(g.week, 'YYYY-MM-DD') ORDER BY g.week) AS weeks,
+             array_agg(g.count ORDER BY g.week) AS counts,
+             array_agg(g.average ORDER BY g.week) AS averages
       FROM (
-        SELECT s.status, CASE WHEN s.status = 'completed' THEN date_trunc('week', s.completed_at AT TIME ZONE ${tz}) END AS week,
-               count(*)::int AS count, avg(s.score) AS average_score
-        FROM screens s
-        WHERE s.job_id = j.id
-        GROUP BY 1, 2
+        SELECT date_trunc('week', c.segment AT TIME ZONE ${tz}) AS week, sum(c.completed)::int AS count,
+               ${averageOf(PrismaSql.sql`sum(c.score_sum)`, PrismaSql.sql`sum(c.scored)`)} AS average
+        FROM job_completion_segments c
+        WHERE c.job_id = j.id ${inRange}
+        GROUP BY 1
+        HAVING sum(c.completed) > 0
       ) g
-    ) t ON true
+      ${weekInRange}
+    ) b ON j.id IS NOT NULL
     WHERE zone_check.local_now IS NOT NULL`
   const row = rows[0]
   if (row === undefined || row.job_id === null) return null

@@ -1,0 +1,123 @@
+import { spawnSync } from 'node:child_process'
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { PrismaPGlite } from 'pglite-prisma-adapter'
+import t from 'tap'
+import { verifyScreenStats } from '../../src/admin/screen-stats.js'
+import { embeddedDatabase } from '../../src/db/database.js'
+import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
+import { findJob, jobAnalytics } from '../../src/jobs/repository.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { createTestDatabase } from '../helpers/database.js'
+import { onReadAnalytics, onReadJobStats } from '../helpers/on-read.js'
+
+// The summaries' upkeep outside the API: the drift check and its repair, the migration's
+// backfill of existing screens, and the statements that bypass row triggers.
+
+const db = await createTestDatabase()
+t.teardown(() => db.close())
+const { prisma } = db
+const SUMMARIES = '20261123090000_screen_summaries'
+
+const at = (iso: string): Date => new Date(iso)
+async function jobWithScreens (tenant: Awaited<ReturnType<typeof createTenant>>) {
+  const job = await createJob(prisma, tenant)
+  await createScreens(prisma, job.id, [
+    { status: 'completed', score: 80, completedAt: at('2026-01-04T23:30:00Z'), startedAt: at('2026-01-01T00:00:00Z') },
+    { status: 'completed', score: 65.5, completedAt: at('2026-01-05T00:30:00Z'), startedAt: at('2026-01-01T00:00:00Z') },
+    { status: 'completed', score: null, completedAt: at('2026-01-07T12:00:00Z'), startedAt: at('2026-01-01T00:00:00Z') },
+    { status: 'in_progress' },
+    { status: 'expired', score: 10 },
+  ])
+  return job
+}
+
+t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them', async t => {
+  const tenant = await createTenant(prisma)
+  const [a, b, c] = [await jobWithScreens(tenant), await jobWithScreens(tenant), await jobWithScreens(tenant)]
+  t.same((await verifyScreenStats(prisma)).drift, { jobs: 0, segments: 0, jobIds: [] }, 'the triggers leave no drift')
+
+  await prisma.$executeRaw`UPDATE job_screen_stats SET expired = expired + 1 WHERE job_id = ${a.id}::uuid`
+  await prisma.$executeRaw`UPDATE job_completion_segments SET score_sum = score_sum + 0.5 WHERE job_id = ${b.id}::uuid AND segment = (SELECT min(segment) FROM job_completion_segments WHERE job_id = ${b.id}::uuid)`
+  await prisma.$executeRaw`DELETE FROM job_completion_segments WHERE job_id = ${c.id}::uuid AND segment = (SELECT max(segment) FROM job_completion_segments WHERE job_id = ${c.id}::uuid)`
+  const found = await verifyScreenStats(prisma)
+  t.same(found.drift, { jobs: 1, segments: 2, jobIds: [a.id, b.id, c.id].sort() }, 'each damage is found, and nothing else')
+  t.same(found.repaired, [], 'without --fix, nothing is changed')
+  t.equal((await verifyScreenStats(prisma)).drift.jobs, 1, 'still there')
+
+  const fixed = await verifyScreenStats(prisma, { fix: true })
+  t.same(fixed.repaired, [a.id, b.id, c.id].sort())
+  t.same(fixed.drift, { jobs: 0, segments: 0, jobIds: [] }, 'no drift after the repair')
+  for (const job of [a, b, c]) {
+    const found = await findJob(prisma, tenant.organizationId, job.id)
+    t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(prisma, job.id), 'get job answers as on read')
+    t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu' }), await onReadAnalytics(prisma, job.id, 'Asia/Kathmandu'), 'analytics answer as on read')
+  }
+})
+
+t.test('TRUNCATE, which fires no row trigger, empties the summaries too', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await jobWithScreens(tenant)
+  await prisma.$executeRawUnsafe('TRUNCATE screens')
+  const [row] = await prisma.$queryRaw<Array<{ n: number }>>`SELECT ((SELECT count(*) FROM job_screen_stats) + (SELECT count(*) FROM job_completion_segments))::int AS n`
+  t.equal(row!.n, 0)
+  t.same(await onReadJobStats(prisma, job.id), { interviewCount: 0, averageScore: null })
+  t.match(await findJob(prisma, tenant.organizationId, job.id), { interviewCount: 0, averageScore: null })
+})
+
+t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired', { skip: db.url === undefined ? 'the command line needs a server database (TEST_DATABASE_URL): the embedded test database lives in this process' : false }, async t => {
+  const tenant = await createTenant(prisma)
+  const job = await jobWithScreens(tenant)
+  await prisma.$executeRaw`UPDATE job_screen_stats SET completed = completed - 1 WHERE job_id = ${job.id}::uuid`
+  const admin = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'verify-stats', ...args], { env: { ...process.env, DATABASE_URL: db.url!, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 120_000 })
+  const check = admin()
+  t.equal(check.status, 1, check.stderr)
+  t.match(JSON.parse(check.stdout), { drift: { jobs: 1, jobIds: [job.id] }, repaired: [] })
+  const fix = admin('--fix')
+  t.equal(fix.status, 0, fix.stderr)
+  t.match(JSON.parse(fix.stdout), { drift: { jobs: 0, segments: 0 }, repaired: [job.id] })
+  t.equal(admin().status, 0, 'clean afterwards')
+})
+
+t.test('the migration backfills the summaries of existing screens', async t => {
+  // The migrations folder as it was before the summaries, applied to a new database, with
+  // data written; then the summaries' migration, as a deployment would run it.
+  const before = await mkdtemp(join(tmpdir(), 'screening-migrations-'))
+  t.teardown(() => rm(before, { recursive: true, force: true }))
+  await cp(migrationsDir, before, { recursive: true })
+  const names = (await readdir(before)).filter(n => /^\d{14}_/.test(n)).sort()
+  t.ok(names.includes(SUMMARIES))
+  for (const name of names.filter(n => n >= SUMMARIES)) await rm(join(before, name), { recursive: true })
+
+  const pglite = new PGlite()
+  t.teardown(() => pglite.close())
+  t.same(await applyMigrations(new PrismaPGlite(pglite), before), names.filter(n => n < SUMMARIES))
+  const old = embeddedDatabase(pglite)
+  const tenant = await createTenant(old.prisma)
+  const jobs = [await createJob(old.prisma, tenant), await createJob(old.prisma, tenant), await createJob(old.prisma, tenant)]
+  // Two years of screens, every status, completions at any minute (week boundaries too),
+  // scores with up to 17 significant digits; the third job has none.
+  await old.prisma.$executeRaw`
+    INSERT INTO screens (job_id, status, score, started_at, completed_at)
+    SELECT (${jobs.map(j => j.id)}::uuid[])[1 + i % 2], s.status,
+           CASE WHEN i % 7 <> 0 THEN (i * 0.6180339887498949) % 100 END,
+           timestamptz '2024-01-01 00:00+00',
+           CASE WHEN s.status = 'completed' THEN timestamptz '2024-01-01 00:00+00' + (i * 997) % (730 * 1440) * interval '1 minute' END
+    FROM generate_series(1, 3000) i
+    CROSS JOIN LATERAL (SELECT (ARRAY['completed', 'completed', 'in_progress', 'expired'])[1 + i % 4]::screen_status AS status) s`
+
+  t.same(await applyMigrations(new PrismaPGlite(pglite)), [SUMMARIES, ...names.filter(n => n > SUMMARIES)])
+  t.same((await verifyScreenStats(old.prisma)).drift, { jobs: 0, segments: 0, jobIds: [] })
+  for (const job of jobs) {
+    const found = await findJob(old.prisma, tenant.organizationId, job.id)
+    t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(old.prisma, job.id), `get job ${job.id}`)
+    for (const tz of ['UTC', 'Europe/Berlin', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Chatham', 'America/St_Johns', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
+      t.same(await jobAnalytics(old.prisma, tenant.organizationId, job.id, { tz }), await onReadAnalytics(old.prisma, job.id, tz), `analytics in ${tz}`)
+    }
+    const weeks = { first: '2024-06-03', last: '2024-09-30' }
+    t.same(await jobAnalytics(old.prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu', weeks }), await onReadAnalytics(old.prisma, job.id, 'Asia/Kathmandu', weeks), 'analytics of a range')
+  }
+  t.ok((await onReadJobStats(old.prisma, jobs[0]!.id)).interviewCount > 1000, 'the data is there')
+})
