@@ -11,6 +11,8 @@ export interface DatasetSize {
   bigJobScreens: number
   /** Screens of job 2 (the second oldest). */
   smallJobScreens: number
+  /** Screens of job 3: a large employer's job, for the cost that must not grow with it. */
+  hugeJobScreens: number
   /** Screens in all; what the two special jobs leave is spread over the others. */
   totalScreens: number
 }
@@ -18,8 +20,8 @@ export interface DatasetSize {
 export function datasetSize (quick: boolean, scale: number): DatasetSize {
   // Quick: enough jobs (420) for the list to have a 20th page of 20.
   return quick
-    ? { proJobs: 420, otherJobs: 30, bigJobScreens: 5000, smallJobScreens: 200, totalScreens: Math.round(30_000 * scale) }
-    : { proJobs: 2000, otherJobs: 300, bigJobScreens: 100_000, smallJobScreens: 200, totalScreens: Math.round(1_000_000 * scale) }
+    ? { proJobs: 420, otherJobs: 30, bigJobScreens: 5000, smallJobScreens: 200, hugeJobScreens: 20_000, totalScreens: Math.round(30_000 * scale) + 20_000 }
+    : { proJobs: 2000, otherJobs: 300, bigJobScreens: 100_000, smallJobScreens: 200, hugeJobScreens: 1_000_000, totalScreens: Math.round(1_000_000 * scale) + 1_000_000 }
 }
 
 const md5Uuid = (text: string): string => createHash('md5').update(text).digest('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5')
@@ -30,6 +32,7 @@ export const PRO_USER_ID = md5Uuid('bench-user-pro-0')
 export const jobId = (k: number): string => md5Uuid(`bench-job-${k}`)
 export const BIG_JOB_ID = jobId(1)
 export const SMALL_JOB_ID = jobId(2)
+export const HUGE_JOB_ID = jobId(3)
 
 // Two years of history; jobs are created in the first 700 days, screens up to the end.
 const START = "timestamptz '2024-11-01T00:00:00Z'"
@@ -41,8 +44,8 @@ const u = (x: string): string => `((hashint8(${x})::bigint + 2147483648)::float8
 
 export function datasetStatements (size: DatasetSize): Array<{ label: string, sql: string }> {
   const jobs = size.proJobs + size.otherJobs
-  const rest = Math.max(0, size.totalScreens - size.bigJobScreens - size.smallJobScreens)
-  const mean = rest / (jobs - 2)
+  const rest = Math.max(0, size.totalScreens - size.bigJobScreens - size.smallJobScreens - size.hugeJobScreens)
+  const mean = rest / (jobs - 3)
   const org = (k: string): string => `CASE WHEN ${k} <= ${size.proJobs} THEN 'pro' ELSE 'other' END`
   return [{
     label: 'organizations, users',
@@ -92,7 +95,7 @@ export function datasetStatements (size: DatasetSize): Array<{ label: string, sq
     sql: `
       WITH counts AS (
         SELECT k, j.created_at AS created,
-               CASE k WHEN 1 THEN ${size.bigJobScreens} WHEN 2 THEN ${size.smallJobScreens}
+               CASE k WHEN 1 THEN ${size.bigJobScreens} WHEN 2 THEN ${size.smallJobScreens} WHEN 3 THEN ${size.hugeJobScreens}
                       ELSE floor(${mean} * (0.25 + 1.5 * ${u('k * 16 + 3')}))::int END AS n
         FROM generate_series(1, ${jobs}) k JOIN jobs j ON j.id = md5('bench-job-' || k)::uuid
       )

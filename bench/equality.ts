@@ -62,6 +62,9 @@ export async function checkEquality (urls: Record<Side, string>, apiKey: string,
   await compare('analytics (200 screens)', both(paths.smallAnalytics))
   await compare('analytics (100k screens)', both(paths.bigAnalytics))
   await compare('analytics (100k, tz=Europe/Berlin)', both(paths.bigAnalyticsBerlin))
+  await compare('get job (1M screens)', both(paths.hugeJob))
+  await compare('analytics (1M screens)', both(paths.hugeAnalytics))
+  await compare('analytics (1M, tz=Asia/Kathmandu)', both(paths.hugeAnalyticsKathmandu))
 
   // The list: page 1, then each server's own next_cursor, up to page LIST_PAGES.
   const path: Record<Side, string> = both(paths.firstPage)

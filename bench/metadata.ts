@@ -12,7 +12,7 @@ export interface Metadata {
   machine: { cpu: string, cores: number, memoryGiB: number }
   node: { version: string, binary: string }
   postgres: string
-  dataset: { rows: Record<string, number>, bigJobScreens: number, smallJobScreens: number, loadSeconds: number }
+  dataset: { rows: Record<string, number>, bigJobScreens: number, smallJobScreens: number, hugeJobScreens: number, loadSeconds: number }
   settings: { quick: boolean, scale: number, rounds: number, durationSeconds: number, warmupSeconds: number, connections: number, poolSize: number }
   git: string
 }
@@ -44,7 +44,7 @@ export function metadata (options: BenchOptions, node: NodeBinary, postgres: str
     machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10 },
     node: { version: node.version, binary: node.source },
     postgres,
-    dataset: { rows: dataset.rows, bigJobScreens: dataset.bigJobScreens, smallJobScreens: dataset.smallJobScreens, loadSeconds: Math.round(dataset.loadSeconds * 10) / 10 },
+    dataset: { rows: dataset.rows, bigJobScreens: dataset.bigJobScreens, smallJobScreens: dataset.smallJobScreens, hugeJobScreens: dataset.hugeJobScreens, loadSeconds: Math.round(dataset.loadSeconds * 10) / 10 },
     settings: { quick: options.quick, scale: options.scale, rounds: options.rounds, durationSeconds: options.duration, warmupSeconds: options.warmup, connections: options.connections, poolSize },
     git: gitCommit(),
   }
@@ -56,7 +56,7 @@ export function describe (m: Metadata): string[] {
     `machine: ${m.machine.cpu}, ${m.machine.cores} cores, ${m.machine.memoryGiB} GiB`,
     `node: ${m.node.version} (${m.node.binary}), for the service, the baseline, the ceiling and autocannon`,
     `postgres: ${m.postgres}`,
-    `dataset: ${rows}; big job ${m.dataset.bigJobScreens.toLocaleString('en-US')} screens, small job ${m.dataset.smallJobScreens} (loaded in ${m.dataset.loadSeconds} s)`,
+    `dataset: ${rows}; huge job ${m.dataset.hugeJobScreens.toLocaleString('en-US')} screens, big job ${m.dataset.bigJobScreens.toLocaleString('en-US')}, small job ${m.dataset.smallJobScreens} (loaded in ${m.dataset.loadSeconds} s)`,
     `settings: ${m.settings.rounds} round(s) of ${m.settings.durationSeconds} s per measurement after ${m.settings.warmupSeconds} s of warm-up, ${m.settings.connections} connections, pool ${m.settings.poolSize}, scale ${m.settings.scale}${m.settings.quick ? ', quick' : ''}`,
     `git: ${m.git}`,
   ]

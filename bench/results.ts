@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { describe, type Metadata } from './metadata.js'
 import { costMarkdownTable, markdownTable, type CostRow, type Figures, type Row } from './report.js'
 import type { Runs } from './rounds.js'
+import { writesMarkdownTable, type WriteRow } from './writes.js'
 
 const ROOT = join(import.meta.dirname, '..')
 
@@ -16,7 +17,7 @@ function basePath (quick: boolean, date: Date): string {
   return join(ROOT, 'bench/results', stamp)
 }
 
-export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[]): Promise<string[]> {
+export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[]): Promise<string[]> {
   const base = basePath(meta.settings.quick, new Date(meta.date))
   await mkdir(join(base, '..'), { recursive: true })
   const json = {
@@ -25,6 +26,7 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     table,
     ceiling,
     cost,
+    writes,
     runs: {
       scenarios: runs.scenarios.map(s => ({ scenario: s.scenario.name, target: s.scenario.target, requests: s.scenario.requests, service: s.runs.service, baseline: s.runs.baseline })),
       ceiling: runs.ceiling,
@@ -40,6 +42,10 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     'What a request costs: CPU time of the server process and of PostgreSQL during the measurements, per request (medians over rounds); per core = 1000 ÷ CPU ms.',
     '',
     costMarkdownTable(cost),
+    '',
+    `Write throughput of screens, ${meta.settings.connections} writers, one statement per transaction, with the summaries' triggers and without (disabled), interleaved; medians over rounds. One job: the 100k-screen job; many jobs: one of all jobs at random per statement.`,
+    '',
+    writesMarkdownTable(writes),
     '',
     ...describe(meta).map(l => `- ${l}`),
     ...notes.map(n => `- ${n}`),

@@ -14,6 +14,7 @@ import { runRounds } from './rounds.js'
 import { pathsOf, scenarios } from './scenarios.js'
 import { buildService, nodeBinary, POOL_SIZE, startBaseline, startCeiling, startService } from './servers.js'
 import { createBenchDatabase } from './throwaway-database.js'
+import { measureWrites, WRITE_SCENARIOS, writesMarkdownTable } from './writes.js'
 
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`
 
@@ -47,12 +48,19 @@ async function bench (options: BenchOptions): Promise<void> {
 
   console.log(`== load: ${options.rounds} round(s), ${options.duration} s per measurement after ${options.warmup} s of warm-up, ${options.connections} connections`)
   t0 = performance.now()
-  const chosen = scenarios(paths, probe).filter(s => options.only.length === 0 || options.only.some(part => s.name.includes(part)))
-  if (chosen.length === 0) throw new UsageError(`--only ${options.only.join(', ')}: no scenario has that in its name`)
+  const picked = (name: string): boolean => options.only.length === 0 || options.only.some(part => name.includes(part))
+  const chosen = scenarios(paths, probe).filter(s => picked(s.name))
+  const chosenWrites = WRITE_SCENARIOS.filter(s => picked(s.name))
+  if (chosen.length === 0 && chosenWrites.length === 0) throw new UsageError(`--only ${options.only.join(', ')}: no scenario has that in its name`)
   const runs = await runRounds(node, { service, baseline, ceiling }, chosen, {
     rounds: options.rounds, duration: options.duration, warmup: options.warmup, connections: options.connections, apiKey: dataset.apiKey,
   })
   console.log(`  measured in ${seconds(t0)}`)
+
+  // Last: the writes add screens and, with the triggers off, leave the summaries stale.
+  const writeSeconds = options.quick ? 1 : 5
+  console.log(`== writes: ${chosenWrites.length} workload(s), triggers on and off in turn, ${options.rounds} round(s) of ${writeSeconds} s, ${options.connections} writers`)
+  const writes = await measureWrites(node, db.url, dataset.bigJobId, chosenWrites, { rounds: options.rounds, seconds: writeSeconds, connections: options.connections })
 
   const table = rows(runs)
   const ceilingFigures = figures(runs.ceiling)
@@ -66,8 +74,9 @@ async function bench (options: BenchOptions): Promise<void> {
   const cost = costRows(runs)
   console.log(`\n${textTable(table, ceilingFigures)}\n`)
   console.log(`What a request costs (CPU of each process during the measurements; the load generator excluded):\n${costTextTable(cost)}\n`)
+  console.log(`Write throughput of screens with and without the summaries' triggers (medians):\n${writesMarkdownTable(writes)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
-  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost)
+  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes)
   console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)
   console.log(`bench took ${seconds(started)}`)
 }

@@ -21,6 +21,9 @@ export interface Paths {
   smallAnalytics: string
   bigAnalytics: string
   bigAnalyticsBerlin: string
+  hugeJob: string
+  hugeAnalytics: string
+  hugeAnalyticsKathmandu: string
   firstPage: string
 }
 
@@ -34,6 +37,10 @@ export function pathsOf (dataset: Dataset): Paths {
     smallAnalytics: `/api/jobs/${dataset.smallJobId}/analytics`,
     bigAnalytics: `/api/jobs/${dataset.bigJobId}/analytics`,
     bigAnalyticsBerlin: `/api/jobs/${dataset.bigJobId}/analytics?tz=Europe/Berlin`,
+    hugeJob: `/api/jobs/${dataset.hugeJobId}`,
+    hugeAnalytics: `/api/jobs/${dataset.hugeJobId}/analytics`,
+    // A zone 5:45 from UTC: its week boundaries fall inside the 15-minute buckets' hours.
+    hugeAnalyticsKathmandu: `/api/jobs/${dataset.hugeJobId}/analytics?tz=Asia/Kathmandu`,
     firstPage: `/api/jobs?limit=${LIST_LIMIT}`,
   }
 }
@@ -58,6 +65,10 @@ export function scenarios (paths: Paths, probe: Probe): Scenario[] {
     { name: 'analytics (200 screens)', target: 0.8, requests: same({ path: paths.smallAnalytics }) },
     { name: 'analytics (100k screens)', target: 0.9, requests: same({ path: paths.bigAnalytics }) },
     { name: 'analytics (100k, tz=Europe/Berlin)', target: 0.9, requests: same({ path: paths.bigAnalyticsBerlin }) },
+    // Issue 13: the service answers from summaries, the baseline from the screens (on read).
+    { name: 'get job (1M screens)', target: 0.9, requests: same({ path: paths.hugeJob }) },
+    { name: 'analytics (1M screens)', target: 0.9, requests: same({ path: paths.hugeAnalytics }) },
+    { name: 'analytics (1M, tz=Asia/Kathmandu)', target: 0.9, requests: same({ path: paths.hugeAnalyticsKathmandu }) },
     { name: 'list first page', target: 0.8, requests: same({ path: paths.firstPage }) },
     { name: `list page ${LIST_PAGES}`, target: 0.8, requests: perSide(side => [{ path: nextPage(probe.lastCursor[side]) }]) },
     { name: '304 conditional get', target: undefined, requests: perSide(side => [conditional(side)]) },

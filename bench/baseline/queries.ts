@@ -47,10 +47,16 @@ const CALLER = {
 const JOB_COLUMNS = `j.id, j.user_id, j.title, j.company_name, j.description, j.status, j.slug, j.share_token, j.logo_url, j.brand_color,
          j.show_service_branding, j.eu_candidates_allowed, j.created_at, j.updated_at`
 
+// The baseline computes every answer from the screens on each request: it is the on-read
+// version that the service's summaries are measured against. Averages are exact, as the
+// service's are: scores summed as numeric, the sum's scale trimmed, divided by the count.
+const average = (sum: string, count: string): string => `(trim_scale(${sum}) / nullif(${count}, 0))::float8`
+
 // Counts of one job: two index-only scans (questions by job, screens by job); the average
-// is over completed screens, avg() skipping null scores.
+// is over completed screens with a score.
 const COUNTS = `CROSS JOIN LATERAL (SELECT count(*)::int AS question_count FROM questions q WHERE q.job_id = j.id) qc
-  CROSS JOIN LATERAL (SELECT count(*)::int AS interview_count, avg(s.score) FILTER (WHERE s.status = 'completed') AS average_score
+  CROSS JOIN LATERAL (SELECT count(*)::int AS interview_count,
+                             ${average("sum(s.score::numeric) FILTER (WHERE s.status = 'completed')", "count(s.score) FILTER (WHERE s.status = 'completed')")} AS average_score
                       FROM screens s WHERE s.job_id = j.id) sc`
 
 const JOB = {
@@ -78,7 +84,7 @@ const ANALYTICS = {
            array_agg(g.n ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL) AS counts,
            array_agg(g.average ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL) AS averages
     FROM (SELECT s.status, CASE WHEN s.status = 'completed' THEN date_trunc('week', s.completed_at AT TIME ZONE $3) END AS week,
-                 count(*)::int AS n, avg(s.score) AS average
+                 count(*)::int AS n, ${average('sum(s.score::numeric)', 'count(s.score)')} AS average
           FROM screens s WHERE s.job_id = j.id
           GROUP BY 1, 2) g
   ) t

@@ -1,0 +1,83 @@
+// Write throughput of screens with and without the summaries' triggers (issue 13): 16
+// writers inserting or updating the screens of one job (they contend for its summary rows)
+// and of many jobs, each workload measured with the triggers enabled and disabled in turn,
+// every round. It runs after the read scenarios: it adds screens and, with the triggers
+// off, leaves the summaries stale.
+import { once } from 'node:events'
+import { join } from 'node:path'
+import pg from 'pg'
+import { median } from './report.js'
+import { startChild } from './processes.js'
+import type { NodeBinary } from './servers.js'
+import type { Workload, WriterOptions } from './writer.js'
+
+const WRITER = join(import.meta.dirname, 'writer.ts')
+
+export interface WriteScenario { name: string, workload: Workload, scope: 'one job' | 'many jobs' }
+export const WRITE_SCENARIOS: WriteScenario[] = [
+  { name: 'insert a completed screen, one job', workload: 'insert', scope: 'one job' },
+  { name: 'insert a completed screen, many jobs', workload: 'insert', scope: 'many jobs' },
+  { name: 'update a score, one job', workload: 'update score', scope: 'one job' },
+  { name: 'update a score, many jobs', workload: 'update score', scope: 'many jobs' },
+]
+
+export interface WriteRow { scenario: string, withTriggers: number, withoutTriggers: number, ratio: number, runs: { with: number[], without: number[] } }
+
+async function runWriter (node: NodeBinary, options: WriterOptions): Promise<number> {
+  const child = startChild('writer', node.path, ['--import', 'tsx', WRITER, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.process.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  const [code] = await once(child.process, 'exit') as [number | null]
+  await child.stop()
+  if (code !== 0) throw new Error(`writer exited with code ${code}`)
+  const { transactions, seconds } = JSON.parse(out) as { transactions: number, seconds: number }
+  return transactions / seconds
+}
+
+export async function measureWrites (node: NodeBinary, ownerUrl: string, oneJobId: string, chosen: WriteScenario[], settings: { rounds: number, seconds: number, connections: number }): Promise<WriteRow[]> {
+  const client = new pg.Client({ connectionString: ownerUrl })
+  await client.connect()
+  try {
+    const jobIds = (await client.query<{ id: string }>('SELECT id FROM jobs')).rows.map(r => r.id)
+    const oneJobScreens = (await client.query<{ id: string }>("SELECT id FROM screens WHERE job_id = $1 AND status = 'completed' LIMIT 10000", [oneJobId])).rows.map(r => r.id)
+    const anyScreens = (await client.query<{ id: string }>("SELECT id FROM screens TABLESAMPLE SYSTEM (2) REPEATABLE (1) WHERE status = 'completed' LIMIT 20000")).rows.map(r => r.id)
+    const triggers = async (on: boolean): Promise<void> => { await client.query(`ALTER TABLE screens ${on ? 'ENABLE' : 'DISABLE'} TRIGGER USER`) }
+    const runs = chosen.map(() => ({ with: [] as number[], without: [] as number[] }))
+    try {
+      for (let r = 1; r <= settings.rounds; r++) {
+        for (const [i, scenario] of chosen.entries()) {
+          for (const on of [true, false]) {
+            await triggers(on)
+            const tps = await runWriter(node, {
+              url: ownerUrl,
+              workload: scenario.workload,
+              jobIds: scenario.scope === 'one job' ? [oneJobId] : jobIds,
+              screenIds: scenario.scope === 'one job' ? oneJobScreens : anyScreens,
+              connections: settings.connections,
+              seconds: settings.seconds,
+            })
+            runs[i]![on ? 'with' : 'without'].push(tps)
+            console.log(`  [${r}/${settings.rounds}] ${scenario.name.padEnd(38)} ${on ? 'triggers' : 'none    '} ${tps.toFixed(0).padStart(6)} tx/s`)
+          }
+        }
+      }
+    } finally {
+      await triggers(true)
+    }
+    return chosen.map((scenario, i) => {
+      const withTriggers = median(runs[i]!.with)
+      const withoutTriggers = median(runs[i]!.without)
+      return { scenario: scenario.name, withTriggers, withoutTriggers, ratio: withTriggers / withoutTriggers, runs: runs[i]! }
+    })
+  } finally {
+    await client.end()
+  }
+}
+
+export function writesMarkdownTable (rows: WriteRow[]): string {
+  return [
+    '| writes (16 writers) | with triggers (tx/s) | without (tx/s) | ratio |',
+    '|---|---:|---:|---:|',
+    ...rows.map(r => `| ${r.scenario} | ${r.withTriggers.toFixed(0)} | ${r.withoutTriggers.toFixed(0)} | ${r.ratio.toFixed(2)} |`),
+  ].join('\n')
+}
