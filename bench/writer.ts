@@ -1,6 +1,7 @@
 // The write side of `npm run bench`, in a process of its own: `connections` clients each
 // run one workload's statement in a loop (autocommit: one transaction per statement) for
-// `seconds`, and the count goes to stdout as JSON. Options as JSON in argv[2].
+// `seconds`, and the count goes to stdout as JSON. Options as JSON on stdin: with thousands
+// of ids they exceed what one argument may hold (E2BIG).
 import pg from 'pg'
 
 export type Workload = 'insert' | 'update score'
@@ -16,7 +17,9 @@ export interface WriterOptions {
   seconds: number
 }
 
-const options = JSON.parse(process.argv[2] ?? '{}') as WriterOptions
+let input = ''
+for await (const chunk of process.stdin) input += String(chunk)
+const options = JSON.parse(input) as WriterOptions
 const pick = <T>(values: T[]): T => values[Math.floor(Math.random() * values.length)]!
 // A completed screen, scored with a decimal like the dataset's.
 const INSERT = {

@@ -24,7 +24,8 @@ export const WRITE_SCENARIOS: WriteScenario[] = [
 export interface WriteRow { scenario: string, withTriggers: number, withoutTriggers: number, ratio: number, runs: { with: number[], without: number[] } }
 
 async function runWriter (node: NodeBinary, options: WriterOptions): Promise<number> {
-  const child = startChild('writer', node.path, ['--import', 'tsx', WRITER, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = startChild('writer', node.path, ['--import', 'tsx', WRITER], { stdio: ['pipe', 'pipe', 'inherit'] })
+  child.process.stdin!.end(JSON.stringify(options))
   let out = ''
   child.process.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
   const [code] = await once(child.process, 'exit') as [number | null]
