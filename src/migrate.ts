@@ -10,7 +10,9 @@ try {
     console.error('DATABASE_URL is not set. (The embedded database migrates itself on start.)')
     process.exit(2)
   }
-  const db = openServerDatabase(config.DATABASE_URL, config)
+  // Without the service's time limits (0: none): a migration's backfill of a large table
+  // takes longer than any request may (the summaries' rebuild of 2M screens, about 10 s).
+  const db = openServerDatabase(config.DATABASE_URL, { ...config, DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 })
   try {
     const applied = await applyMigrations(db.adapterFactory)
     console.log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.join(', ')}`)
