@@ -44,6 +44,20 @@ t.test('a known caller costs no query: each operation is one statement', async t
   t.comment(`sql per request figures: warm caller: ${figures.join(', ')}`)
 })
 
+t.test('analytics with If-None-Match: a current ETag costs one small read, a stale one the read and the answer', async t => {
+  const url = `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`
+  const { etag } = (await app.inject({ url, headers: pro.auth })).headers as { etag: string }
+  const current = await statements(url, { ...pro.auth, 'if-none-match': etag })
+  t.equal(current.status, 304)
+  t.equal(current.sql.length, 1, 'one statement')
+  t.match(current.sql[0], /job_screen_stats/)
+  t.notMatch(current.sql[0], /job_completion/, 'the version only: no bins are read')
+  const stale = await statements(url, { ...pro.auth, 'if-none-match': '"stale"' })
+  t.equal(stale.status, 200)
+  t.equal(stale.sql.length, 2, 'the version, then the answer')
+  t.comment(`sql per request figures: analytics with a current ETag ${current.sql.length}, with a stale one ${stale.sql.length}`)
+})
+
 t.test('an unknown caller costs one statement, a malformed one none', async t => {
   const unknown = await statements(`/api/jobs/${job.id}`, { authorization: `Bearer ${pro.key.slice(0, -4)}AAAA` })
   t.equal(unknown.status, 401)

@@ -1,7 +1,7 @@
 import type { Prisma } from '../db/database.js'
 
-// The drift check of the screen summaries (job_screen_stats, job_completion_segments): the
-// triggers keep them exact, so a difference means someone wrote them by hand, disabled a
+// The drift check of the screen summaries (job_screen_stats, job_completion_segments,
+// job_completion_boundaries): the triggers keep them exact, so a difference means someone wrote them by hand, disabled a
 // trigger, or restored a partial backup. Recomputing from the screens is the only truth.
 
 export interface StatsDrift {
@@ -9,6 +9,8 @@ export interface StatsDrift {
   jobs: number
   /** (job, segment) pairs whose completion figures differ. */
   segments: number
+  /** (job, boundary window, quarter hour) triples whose completion figures differ. */
+  quarters: number
   /** The jobs concerned, at most 100. */
   jobIds: string[]
 }
@@ -39,15 +41,25 @@ const DRIFT = `
     FULL JOIN expected_job_completion_segments() e ON e.job_id = a.job_id AND e.segment = a.segment
     WHERE (coalesce(a.completed, 0), coalesce(a.scored, 0), coalesce(a.score_sum, 0))
           <> (coalesce(e.completed, 0), coalesce(e.scored, 0), coalesce(e.score_sum, 0))
+  ), quarters AS (
+    -- The boundaries' running totals, each entry less the one before it: a damaged entry
+    -- shows up in its quarter hour (and, with the opposite sign, in the next one's).
+    SELECT coalesce(a.job_id, e.job_id) AS job_id
+    FROM stored_job_completion_quarters() a
+    FULL JOIN expected_job_completion_quarters() e ON e.job_id = a.job_id AND e.window_start = a.window_start AND e.quarter = a.quarter
+    WHERE (coalesce(a.completed, 0), coalesce(a.scored, 0), coalesce(a.score_sum, 0))
+          <> (coalesce(e.completed, 0), coalesce(e.scored, 0), coalesce(e.score_sum, 0))
   )
   SELECT (SELECT count(*)::int FROM jobs) AS jobs_checked,
          (SELECT count(*)::int FROM stats) AS jobs,
          (SELECT count(*)::int FROM segments) AS segments,
-         ARRAY(SELECT job_id::text FROM (SELECT job_id FROM stats UNION SELECT job_id FROM segments) d ORDER BY job_id LIMIT 100) AS job_ids`
+         (SELECT count(*)::int FROM quarters) AS quarters,
+         ARRAY(SELECT job_id::text FROM (SELECT job_id FROM stats UNION SELECT job_id FROM segments UNION SELECT job_id FROM quarters) d
+               ORDER BY job_id LIMIT 100) AS job_ids`
 
 async function findDrift (prisma: Prisma): Promise<{ jobsChecked: number, drift: StatsDrift }> {
-  const [row] = await prisma.$queryRawUnsafe<Array<{ jobs_checked: number, jobs: number, segments: number, job_ids: string[] }>>(DRIFT)
-  return { jobsChecked: row!.jobs_checked, drift: { jobs: row!.jobs, segments: row!.segments, jobIds: row!.job_ids } }
+  const [row] = await prisma.$queryRawUnsafe<Array<{ jobs_checked: number, jobs: number, segments: number, quarters: number, job_ids: string[] }>>(DRIFT)
+  return { jobsChecked: row!.jobs_checked, drift: { jobs: row!.jobs, segments: row!.segments, quarters: row!.quarters, jobIds: row!.job_ids } }
 }
 
 /**

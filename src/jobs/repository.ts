@@ -8,10 +8,11 @@ import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 // round trip and Prisma's per-query work for each. See docs/performance.md.
 //
 // Screen figures come from the summaries that triggers keep (job_screen_stats,
-// job_completion_segments; docs/summaries-design.md), never from the screens themselves: a
-// job's cost does not grow with its screens. Averages divide exact numeric sums, trimmed so
-// that the result does not depend on how the sum was reached: `averageOf` below, the same
-// expression as the on-read computation the tests and the benchmark compare against.
+// job_completion_segments, job_completion_boundaries; docs/summaries-design.md), never from
+// the screens themselves: a job's cost does not grow with its screens. Averages divide exact
+// numeric sums, trimmed so that the result does not depend on how the sum was reached:
+// `averageOf` below, the same expression as the on-read computation the tests and the
+// benchmark compare against.
 
 export interface JobRow {
   id: string
@@ -130,51 +131,42 @@ export interface AnalyticsRows {
   weeks: WeeklyBinRow[]
 }
 
+/** The figures with the version of the job's summaries they were read at (analyticsVersion). */
+export type VersionedAnalyticsRows = AnalyticsRows & { version: string }
+
+/** The week range of an analytics request: Mondays, as `YYYY-MM-DD`. */
+export interface WeekRange { first: string, last: string }
+
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
- * caller's. One statement: the status counts from the job's slots, the bins from its
- * completion segments, each of which lies inside one local week in every zone, so a bin is
- * a sum of whole segments (O(weeks) rows, whatever the number of screens).
+ * caller's. One statement: the status counts and the version from the job's slots, the bins
+ * from `job_completion_weeks`, which reads two rows a week (a segment inside the week and a
+ * boundary window split at the zone's Monday 00:00; migration
+ * 20261123120000_completion_boundaries), whatever the number of screens.
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
  * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
  * refused, also for a job that is not the caller's.
  */
-export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: { first: string, last: string } }): Promise<AnalyticsRows | null> {
+export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: WeekRange }): Promise<VersionedAnalyticsRows | null> {
   const { tz, weeks } = options
-  // With a range, only the segments that can fall into it are read: those from a day before
-  // the first week's start to a day after the last week's end (a day of slack for daylight
-  // saving around those instants); the week test then keeps the exact ones.
-  const inRange = weeks === undefined
-    ? PrismaSql.empty
-    : PrismaSql.sql`AND c.segment >= (${weeks.first}::timestamp AT TIME ZONE ${tz}) - interval '1 day'
-        AND c.segment < ((${weeks.last}::timestamp + interval '8 days') AT TIME ZONE ${tz})`
-  const weekInRange = weeks === undefined ? PrismaSql.empty : PrismaSql.sql`WHERE g.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp`
   // One row, the bins as arrays: each row of a raw result costs Prisma more than its bytes.
-  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, weeks: string[] | null, counts: number[] | null, averages: Array<number | null> | null }>>`
-    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, b.weeks, b.counts, b.averages
+  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, weeks: string[] | null, counts: number[] | null, averages: Array<number | null> | null }>>`
+    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version, b.weeks, b.counts, b.averages
     FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
-             coalesce(sum(expired), 0)::int AS expired
+             coalesce(sum(expired), 0)::int AS expired, coalesce(sum(version), 0)::text AS version
       FROM job_screen_stats WHERE job_id = j.id
     ) st ON true
     LEFT JOIN LATERAL (
-      SELECT array_agg(to_char(g.week, 'YYYY-MM-DD') ORDER BY g.week) AS weeks,
-             array_agg(g.count ORDER BY g.week) AS counts,
-             array_agg(g.average ORDER BY g.week) AS averages
-      FROM (
-        SELECT date_trunc('week', c.segment AT TIME ZONE ${tz}) AS week, sum(c.completed)::int AS count,
-               ${averageOf(PrismaSql.sql`sum(c.score_sum)`, PrismaSql.sql`sum(c.scored)`)} AS average
-        FROM job_completion_segments c
-        WHERE c.job_id = j.id ${inRange}
-        GROUP BY 1
-        HAVING sum(c.completed) > 0
-      ) g
-      ${weekInRange}
+      SELECT array_agg(to_char(w.week, 'YYYY-MM-DD') ORDER BY w.week) AS weeks,
+             array_agg(w.completed ORDER BY w.week) AS counts,
+             array_agg(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)} ORDER BY w.week) AS averages
+      FROM job_completion_weeks(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp) w
     ) b ON j.id IS NOT NULL
     WHERE zone_check.local_now IS NOT NULL`
   const row = rows[0]
@@ -182,5 +174,19 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
   return {
     byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired },
     weeks: (row.weeks ?? []).map((week, i) => ({ week, count: Number(row.counts![i]), averageScore: row.averages![i] ?? null })),
+    version: row.version,
   }
+}
+
+/**
+ * The version of a job's summaries: it grows with every change to its screens' figures
+ * (each write adds one to its slot's counter; a rebuild carries the sum forward), so two
+ * reads that see the same version see the same analytics. Null when the job is not the
+ * caller's. One index read of at most 8 rows: what a 304 of analytics costs.
+ */
+export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string): Promise<string | null> {
+  const rows = await prisma.$queryRaw<Array<{ version: string }>>`
+    SELECT coalesce((SELECT sum(version) FROM job_screen_stats WHERE job_id = j.id), 0)::text AS version
+    FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`
+  return rows[0]?.version ?? null
 }

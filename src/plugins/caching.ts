@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 
 // Our own rather than @fastify/etag: that plugin tags every response, errors included (a
 // 404 would carry an ETag), and compares If-None-Match as one opaque string, where RFC 9110
 // allows a list and `*`.
+
+const CACHE_CONTROL = 'private, no-cache'
 
 /** Whether an If-None-Match header value matches the current ETag (weak comparison). */
 export function ifNoneMatchMatches (header: string, etag: string): boolean {
@@ -13,17 +15,32 @@ export function ifNoneMatchMatches (header: string, etag: string): boolean {
   return header.split(',').some(tag => opaque(tag) === opaque(etag))
 }
 
+/** A strong ETag naming `text`: a body, or what identifies one (see versionedEtag). */
+export const etagOf = (text: string): string => `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`
+
 /**
- * Conditional GETs: every 200 carries a strong ETag computed from its body (so it changes
- * whenever any field does); a matching If-None-Match gets 304 with no body. Both carry
- * `Cache-Control: private, no-cache`: the data is per caller and changes, so clients
- * revalidate every time.
+ * An ETag from what determines a body rather than from the body itself, so that a route can
+ * answer 304 without building it: a version of the data and every input of the answer.
+ */
+export const versionedEtag = (parts: string[]): string => etagOf(parts.join('\u0000'))
+
+/** The 304 of a route that checked If-None-Match itself (versionedEtag). */
+export function notModified (reply: FastifyReply, etag: string): FastifyReply {
+  return reply.code(304).header('etag', etag).header('cache-control', CACHE_CONTROL).send()
+}
+
+/**
+ * Conditional GETs: every 200 carries a strong ETag, the route's own (set before the body is
+ * sent: versionedEtag) or else one computed from its body (so it changes whenever any field
+ * does); a matching If-None-Match gets 304 with no body. Both carry `Cache-Control: private,
+ * no-cache`: the data is per caller and changes, so clients revalidate every time.
  */
 export default fp(async function cachingPlugin (app: FastifyInstance) {
   app.addHook('onSend', async (request, reply, payload) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload
-    const etag = `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
-    reply.header('etag', etag).header('cache-control', 'private, no-cache')
+    const own = reply.getHeader('etag')
+    const etag = typeof own === 'string' ? own : etagOf(payload)
+    reply.header('etag', etag).header('cache-control', CACHE_CONTROL)
     const header = request.headers['if-none-match']
     if (header !== undefined && ifNoneMatchMatches(header, etag)) {
       reply.code(304)

@@ -8,7 +8,7 @@ import t from 'tap'
 import { verifyScreenStats } from '../../src/admin/screen-stats.js'
 import { embeddedDatabase } from '../../src/db/database.js'
 import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
-import { findJob, jobAnalytics } from '../../src/jobs/repository.js'
+import { findJob, jobAnalytics as versionedAnalytics } from '../../src/jobs/repository.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { onReadAnalytics, onReadJobStats } from '../helpers/on-read.js'
@@ -20,8 +20,14 @@ const db = await createTestDatabase()
 t.teardown(() => db.close())
 const { prisma } = db
 const SUMMARIES = '20261123090000_screen_summaries'
+const BOUNDARIES = '20261123120000_completion_boundaries'
 
 const at = (iso: string): Date => new Date(iso)
+// The figures only: the on-read computation has no version.
+const jobAnalytics = async (...args: Parameters<typeof versionedAnalytics>) => {
+  const rows = await versionedAnalytics(...args)
+  return rows === null ? null : { byStatus: rows.byStatus, weeks: rows.weeks }
+}
 async function jobWithScreens (tenant: Awaited<ReturnType<typeof createTenant>>) {
   const job = await createJob(prisma, tenant)
   await createScreens(prisma, job.id, [
@@ -36,33 +42,54 @@ async function jobWithScreens (tenant: Awaited<ReturnType<typeof createTenant>>)
 
 t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them', async t => {
   const tenant = await createTenant(prisma)
-  const [a, b, c] = [await jobWithScreens(tenant), await jobWithScreens(tenant), await jobWithScreens(tenant)]
-  t.same((await verifyScreenStats(prisma)).drift, { jobs: 0, segments: 0, jobIds: [] }, 'the triggers leave no drift')
+  const [a, b, c, d] = [await jobWithScreens(tenant), await jobWithScreens(tenant), await jobWithScreens(tenant), await jobWithScreens(tenant)]
+  const clean = { jobs: 0, segments: 0, quarters: 0, jobIds: [] }
+  t.same((await verifyScreenStats(prisma)).drift, clean, 'the triggers leave no drift')
 
   await prisma.$executeRaw`UPDATE job_screen_stats SET expired = expired + 1 WHERE job_id = ${a.id}::uuid`
   await prisma.$executeRaw`UPDATE job_completion_segments SET score_sum = score_sum + 0.5 WHERE job_id = ${b.id}::uuid AND segment = (SELECT min(segment) FROM job_completion_segments WHERE job_id = ${b.id}::uuid)`
   await prisma.$executeRaw`DELETE FROM job_completion_segments WHERE job_id = ${c.id}::uuid AND segment = (SELECT max(segment) FROM job_completion_segments WHERE job_id = ${c.id}::uuid)`
+  // The first of the window's two running totals: its quarter hour gains one, the next loses one.
+  await prisma.$executeRaw`UPDATE job_completion_boundaries SET completed_through[1] = completed_through[1] + 1 WHERE job_id = ${d.id}::uuid`
   const found = await verifyScreenStats(prisma)
-  t.same(found.drift, { jobs: 1, segments: 2, jobIds: [a.id, b.id, c.id].sort() }, 'each damage is found, and nothing else')
+  t.same(found.drift, { jobs: 1, segments: 2, quarters: 2, jobIds: [a.id, b.id, c.id, d.id].sort() }, 'each damage is found, and nothing else')
   t.same(found.repaired, [], 'without --fix, nothing is changed')
   t.equal((await verifyScreenStats(prisma)).drift.jobs, 1, 'still there')
 
   const fixed = await verifyScreenStats(prisma, { fix: true })
-  t.same(fixed.repaired, [a.id, b.id, c.id].sort())
-  t.same(fixed.drift, { jobs: 0, segments: 0, jobIds: [] }, 'no drift after the repair')
-  for (const job of [a, b, c]) {
+  t.same(fixed.repaired, [a.id, b.id, c.id, d.id].sort())
+  t.same(fixed.drift, clean, 'no drift after the repair')
+  for (const job of [a, b, c, d]) {
     const found = await findJob(prisma, tenant.organizationId, job.id)
     t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(prisma, job.id), 'get job answers as on read')
     t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu' }), await onReadAnalytics(prisma, job.id, 'Asia/Kathmandu'), 'analytics answer as on read')
   }
 })
 
+t.test('a rebuild moves a job\'s version past every version it had', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await jobWithScreens(tenant)
+  const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
+  const before = BigInt(await version())
+  t.ok(before >= 5n, `five screens written: version ${before}`)
+  await prisma.$executeRaw`UPDATE job_screen_stats SET completed = completed + 1 WHERE job_id = ${job.id}::uuid`
+  await verifyScreenStats(prisma, { fix: true })
+  t.equal(BigInt(await version()), before + 1n, 'one more than the sum of its slots')
+})
+
 t.test('TRUNCATE, which fires no row trigger, empties the summaries too', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
+  const [before] = await prisma.$queryRaw<Array<{ version: string }>>`SELECT sum(version)::text AS version FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
   await prisma.$executeRawUnsafe('TRUNCATE screens')
-  const [row] = await prisma.$queryRaw<Array<{ n: number }>>`SELECT ((SELECT count(*) FROM job_screen_stats) + (SELECT count(*) FROM job_completion_segments))::int AS n`
-  t.equal(row!.n, 0)
+  const [row] = await prisma.$queryRaw<Array<{ n: number }>>`SELECT ((SELECT count(*) FROM job_completion_segments) + (SELECT count(*) FROM job_completion_boundaries))::int AS n`
+  t.equal(row!.n, 0, 'no completion is left')
+  // The per-job rows stay, with zeros: their versions must not start again from 0 (an ETag
+  // of an earlier state would match a later one).
+  const stats = await prisma.$queryRaw<Array<{ figures: number, version: string }>>`
+    SELECT (in_progress + completed + expired + scored)::int AS figures, sum(version) OVER ()::text AS version FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
+  t.ok(stats.length > 0 && stats.every(s => s.figures === 0), 'the job\'s figures are zeros')
+  t.ok(BigInt(stats[0]!.version) > BigInt(before!.version), 'and its version moved on')
   t.same(await onReadJobStats(prisma, job.id), { interviewCount: 0, averageScore: null })
   t.match(await findJob(prisma, tenant.organizationId, job.id), { interviewCount: 0, averageScore: null })
 })
@@ -77,47 +104,51 @@ t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired'
   t.match(JSON.parse(check.stdout), { drift: { jobs: 1, jobIds: [job.id] }, repaired: [] })
   const fix = admin('--fix')
   t.equal(fix.status, 0, fix.stderr)
-  t.match(JSON.parse(fix.stdout), { drift: { jobs: 0, segments: 0 }, repaired: [job.id] })
+  t.match(JSON.parse(fix.stdout), { drift: { jobs: 0, segments: 0, quarters: 0 }, repaired: [job.id] })
   t.equal(admin().status, 0, 'clean afterwards')
 })
 
-t.test('the migration backfills the summaries of existing screens', async t => {
-  // The migrations folder as it was before the summaries, applied to a new database, with
-  // data written; then the summaries' migration, as a deployment would run it.
-  const before = await mkdtemp(join(tmpdir(), 'screening-migrations-'))
-  t.teardown(() => rm(before, { recursive: true, force: true }))
-  await cp(migrationsDir, before, { recursive: true })
-  const names = (await readdir(before)).filter(n => /^\d{14}_/.test(n)).sort()
-  t.ok(names.includes(SUMMARIES))
-  for (const name of names.filter(n => n >= SUMMARIES)) await rm(join(before, name), { recursive: true })
+// The migrations folder as it was before `cut`, applied to a new database, with data
+// written; then the rest, as a deployment would run them: before the summaries existed, and
+// before the boundary windows replaced quarter-hour rows (the data then kept by the first
+// layout's triggers).
+for (const cut of [SUMMARIES, BOUNDARIES]) {
+  t.test(`the migrations from ${cut} on backfill the summaries of existing screens`, async t => {
+    const before = await mkdtemp(join(tmpdir(), 'screening-migrations-'))
+    t.teardown(() => rm(before, { recursive: true, force: true }))
+    await cp(migrationsDir, before, { recursive: true })
+    const names = (await readdir(before)).filter(n => /^\d{14}_/.test(n)).sort()
+    t.ok(names.includes(cut))
+    for (const name of names.filter(n => n >= cut)) await rm(join(before, name), { recursive: true })
 
-  const pglite = new PGlite()
-  t.teardown(() => pglite.close())
-  t.same(await applyMigrations(new PrismaPGlite(pglite), before), names.filter(n => n < SUMMARIES))
-  const old = embeddedDatabase(pglite)
-  const tenant = await createTenant(old.prisma)
-  const jobs = [await createJob(old.prisma, tenant), await createJob(old.prisma, tenant), await createJob(old.prisma, tenant)]
-  // Two years of screens, every status, completions at any minute (week boundaries too),
-  // scores with up to 17 significant digits; the third job has none.
-  await old.prisma.$executeRaw`
-    INSERT INTO screens (job_id, status, score, started_at, completed_at)
-    SELECT (${jobs.map(j => j.id)}::uuid[])[1 + i % 2], s.status,
-           CASE WHEN i % 7 <> 0 THEN (i * 0.6180339887498949) % 100 END,
-           timestamptz '2024-01-01 00:00+00',
-           CASE WHEN s.status = 'completed' THEN timestamptz '2024-01-01 00:00+00' + (i * 997) % (730 * 1440) * interval '1 minute' END
-    FROM generate_series(1, 3000) i
-    CROSS JOIN LATERAL (SELECT (ARRAY['completed', 'completed', 'in_progress', 'expired'])[1 + i % 4]::screen_status AS status) s`
+    const pglite = new PGlite()
+    t.teardown(() => pglite.close())
+    t.same(await applyMigrations(new PrismaPGlite(pglite), before), names.filter(n => n < cut))
+    const old = embeddedDatabase(pglite)
+    const tenant = await createTenant(old.prisma)
+    const jobs = [await createJob(old.prisma, tenant), await createJob(old.prisma, tenant), await createJob(old.prisma, tenant)]
+    // Two years of screens, every status, completions at any minute (week boundaries too),
+    // scores with up to 17 significant digits; the third job has none.
+    await old.prisma.$executeRaw`
+      INSERT INTO screens (job_id, status, score, started_at, completed_at)
+      SELECT (${jobs.map(j => j.id)}::uuid[])[1 + i % 2], s.status,
+             CASE WHEN i % 7 <> 0 THEN (i * 0.6180339887498949) % 100 END,
+             timestamptz '2024-01-01 00:00+00',
+             CASE WHEN s.status = 'completed' THEN timestamptz '2024-01-01 00:00+00' + (i * 997) % (730 * 1440) * interval '1 minute' END
+      FROM generate_series(1, 3000) i
+      CROSS JOIN LATERAL (SELECT (ARRAY['completed', 'completed', 'in_progress', 'expired'])[1 + i % 4]::screen_status AS status) s`
 
-  t.same(await applyMigrations(new PrismaPGlite(pglite)), [SUMMARIES, ...names.filter(n => n > SUMMARIES)])
-  t.same((await verifyScreenStats(old.prisma)).drift, { jobs: 0, segments: 0, jobIds: [] })
-  for (const job of jobs) {
-    const found = await findJob(old.prisma, tenant.organizationId, job.id)
-    t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(old.prisma, job.id), `get job ${job.id}`)
-    for (const tz of ['UTC', 'Europe/Berlin', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Chatham', 'America/St_Johns', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
-      t.same(await jobAnalytics(old.prisma, tenant.organizationId, job.id, { tz }), await onReadAnalytics(old.prisma, job.id, tz), `analytics in ${tz}`)
+    t.same(await applyMigrations(new PrismaPGlite(pglite)), names.filter(n => n >= cut))
+    t.same((await verifyScreenStats(old.prisma)).drift, { jobs: 0, segments: 0, quarters: 0, jobIds: [] })
+    for (const job of jobs) {
+      const found = await findJob(old.prisma, tenant.organizationId, job.id)
+      t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(old.prisma, job.id), `get job ${job.id}`)
+      for (const tz of ['UTC', 'Europe/Berlin', 'America/Anchorage', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Chatham', 'America/St_Johns', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
+        t.same(await jobAnalytics(old.prisma, tenant.organizationId, job.id, { tz }), await onReadAnalytics(old.prisma, job.id, tz), `analytics in ${tz}`)
+      }
+      const weeks = { first: '2024-06-03', last: '2024-09-30' }
+      t.same(await jobAnalytics(old.prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu', weeks }), await onReadAnalytics(old.prisma, job.id, 'Asia/Kathmandu', weeks), 'analytics of a range')
     }
-    const weeks = { first: '2024-06-03', last: '2024-09-30' }
-    t.same(await jobAnalytics(old.prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu', weeks }), await onReadAnalytics(old.prisma, job.id, 'Asia/Kathmandu', weeks), 'analytics of a range')
-  }
-  t.ok((await onReadJobStats(old.prisma, jobs[0]!.id)).interviewCount > 1000, 'the data is there')
-})
+    t.ok((await onReadJobStats(old.prisma, jobs[0]!.id)).interviewCount > 1000, 'the data is there')
+  })
+}

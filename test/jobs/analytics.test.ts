@@ -45,7 +45,7 @@ t.test('the analytics object', async t => {
 t.test('the queries are scoped to the organization: another one gets nothing for the same job', async t => {
   const { jobAnalytics } = await import('../../src/jobs/repository.js')
   const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
-  t.same(await jobAnalytics(prisma, pro.organizationId, job.id, { tz: 'UTC' }), { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }] }, 'its organization sees its screens')
+  t.same(await jobAnalytics(prisma, pro.organizationId, job.id, { tz: 'UTC' }), { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }], version: '2' }, 'its organization sees its screens (and the version after two writes)')
   t.equal(await jobAnalytics(prisma, other.organizationId, job.id, { tz: 'UTC' }), null, 'another sees no counts and no job')
 })
 
@@ -179,4 +179,54 @@ t.test('conditional requests work here too', async t => {
   const again = await analytics(job.id, '', { ...pro.auth, 'if-none-match': first.headers.etag as string })
   t.equal(again.statusCode, 304)
   t.not((await analytics(job.id, '?tz=Asia/Tokyo')).headers.etag, undefined)
+})
+
+t.test('the analytics ETag follows the job\'s summaries and the request, not the body\'s bytes alone', async t => {
+  const job = await jobWith([completed('2026-01-06T10:00:00Z', 70), { status: 'in_progress' }])
+  const twin = await jobWith([completed('2026-01-06T10:00:00Z', 70), { status: 'in_progress' }])
+  const etag = async (id = job.id, query = '') => {
+    const res = await analytics(id, query)
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['cache-control'], 'private, no-cache')
+    return res.headers.etag as string
+  }
+  const conditional = async (tag: string, id = job.id, query = '') => await analytics(id, query, { ...pro.auth, 'if-none-match': tag })
+  const first = await etag()
+  t.match(first, /^"[A-Za-z0-9_-]{27}"$/)
+  t.equal(await etag(), first, 'stable while nothing changes')
+  t.not(await etag(twin.id), first, 'another job with the same figures has its own')
+  const tags = new Set([first, await etag(job.id, '?tz=Asia/Kathmandu'), await etag(job.id, '?from=2026-01-01&to=2026-02-01'), await etag(job.id, '?tz=Asia/Kathmandu&from=2026-01-01&to=2026-02-01')])
+  t.equal(tags.size, 4, 'each zone and range has its own')
+
+  const matched = await conditional(first)
+  t.equal(matched.statusCode, 304)
+  t.equal(matched.body, '')
+  t.equal(matched.headers.etag, first)
+  t.equal(matched.headers['cache-control'], 'private, no-cache')
+  t.equal((await conditional(first, job.id, '?tz=Asia/Kathmandu')).statusCode, 200, 'not for another zone')
+  t.equal((await conditional(first, twin.id)).statusCode, 200, 'not for another job')
+
+  // Each kind of write to the job's screens moves the ETag on; a 304 is never stale.
+  const seen = new Set([first])
+  const changed = async (what: string) => {
+    const previous = [...seen].at(-1)!
+    const res = await conditional(previous)
+    t.equal(res.statusCode, 200, `${what}: the previous ETag no longer matches`)
+    t.not(res.headers.etag, previous)
+    seen.add(res.headers.etag as string)
+    t.equal((await conditional(res.headers.etag as string)).statusCode, 304, `${what}: the new one does`)
+  }
+  await createScreens(prisma, job.id, [{ status: 'expired' }])
+  await changed('a new screen that adds no bin')
+  await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed' }, data: { score: 71 } })
+  await changed('a changed score')
+  await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed' }, data: { completedAt: at('2026-01-06T10:05:00Z') } })
+  await changed('a completion moved within its week')
+  await prisma.screen.deleteMany({ where: { jobId: job.id, status: 'in_progress' } })
+  await changed('a deleted screen')
+  t.equal(seen.size, 5)
+
+  const missing = await analytics(randomUUID(), '', { ...pro.auth, 'if-none-match': '*' })
+  t.equal(missing.statusCode, 404, 'a missing job is a 404 whatever If-None-Match says')
+  t.equal((await analytics(job.id, '', { ...other.auth, 'if-none-match': '*' })).statusCode, 404, 'and so is another organization\'s')
 })

@@ -53,6 +53,8 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
  * - `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.
  * - `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.
  *
+ * Send the `ETag` back in `If-None-Match` to get a 304 while the job's screens have not changed: it is answered from a version of the job's figures, without computing them, whatever the job's size.
+ *
  * Order of checks: 401 (credential), 400 (parameters), 403 (plan), 404 (job).
  */
 export const getJobAnalytics = <ThrowOnError extends boolean = false>(options: Options<GetJobAnalyticsData, ThrowOnError>) => (options.client ?? client).get<GetJobAnalyticsResponses, GetJobAnalyticsErrors, ThrowOnError>({
