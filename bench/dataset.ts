@@ -17,7 +17,7 @@ export interface Dataset {
   loadSeconds: number
 }
 
-const TABLES = ['organizations', 'users', 'api_keys', 'jobs', 'questions', 'screens', 'job_screen_stats', 'job_completion_segments'] as const
+const TABLES = ['organizations', 'users', 'api_keys', 'jobs', 'questions', 'screens', 'job_screen_stats', 'job_completion_segments', 'job_completion_boundaries'] as const
 
 export async function loadDataset (url: string, quick: boolean, scale: number): Promise<Dataset> {
   const size = datasetSize(quick, scale)

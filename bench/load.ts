@@ -14,6 +14,8 @@ export interface Measurement {
   /** Milliseconds, as autocannon records them (whole milliseconds). */
   p50: number
   p99: number
+  /** Mean latency in milliseconds, not rounded: finer than p50 where requests take a few ms. */
+  mean: number
   total: number
   /** Answers other than 2xx/3xx, socket errors and timeouts: any makes the figure suspect. */
   bad: number
@@ -47,6 +49,7 @@ export async function measure (node: NodeBinary, url: string, requests: LoadRequ
     requestsPerSecond: result.requests.total / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    mean: result.latency.average,
     total: result.requests.total,
     bad: badStatuses + result.errors + result.timeouts,
     statusCodes,

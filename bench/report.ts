@@ -4,7 +4,7 @@
 import type { Measurement } from './load.js'
 import type { Runs } from './rounds.js'
 
-export interface Figures { requestsPerSecond: number, p50: number, p99: number, bad: number }
+export interface Figures { requestsPerSecond: number, p50: number, p99: number, mean: number, bad: number }
 
 export interface Row {
   scenario: string
@@ -31,6 +31,7 @@ export function figures (runs: Measurement[]): Figures {
     requestsPerSecond: median(runs.map(m => m.requestsPerSecond)),
     p50: median(runs.map(m => m.p50)),
     p99: median(runs.map(m => m.p99)),
+    mean: median(runs.map(m => m.mean)),
     bad: runs.reduce((sum, m) => sum + m.bad, 0),
   }
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { describe, type Metadata } from './metadata.js'
 import { costMarkdownTable, markdownTable, type CostRow, type Figures, type Row } from './report.js'
 import type { Runs } from './rounds.js'
+import { sizeMarkdownTable, type SizeRow } from './size.js'
 import { writesMarkdownTable, type WriteRow } from './writes.js'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -17,7 +18,7 @@ function basePath (quick: boolean, date: Date): string {
   return join(ROOT, 'bench/results', stamp)
 }
 
-export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[]): Promise<string[]> {
+export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[], size: SizeRow[]): Promise<string[]> {
   const base = basePath(meta.settings.quick, new Date(meta.date))
   await mkdir(join(base, '..'), { recursive: true })
   const json = {
@@ -26,6 +27,7 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     table,
     ceiling,
     cost,
+    size,
     writes,
     runs: {
       scenarios: runs.scenarios.map(s => ({ scenario: s.scenario.name, target: s.scenario.target, requests: s.scenario.requests, service: s.runs.service, baseline: s.runs.baseline })),
@@ -38,6 +40,10 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     'Service (`node dist/server.js`, production settings) against the hand-written baseline (`bench/baseline/`: node:http + pg, one statement per answer) on the same data, database role and pool. Medians over rounds; ratio = service req/s ÷ baseline req/s.',
     '',
     markdownTable(table, ceiling),
+    '',
+    'What a job\'s size costs: the latency of a large job\'s request ÷ the 200-screen job\'s, on each server (medians over rounds; the mean is judged, percentiles are whole milliseconds).',
+    '',
+    sizeMarkdownTable(size),
     '',
     'What a request costs: CPU time of the server process and of PostgreSQL during the measurements, per request (medians over rounds); per core = 1000 ÷ CPU ms.',
     '',

@@ -13,6 +13,7 @@ import { writeResults } from './results.js'
 import { runRounds } from './rounds.js'
 import { pathsOf, scenarios } from './scenarios.js'
 import { buildService, nodeBinary, POOL_SIZE, startBaseline, startCeiling, startService } from './servers.js'
+import { sizeMarkdownTable, sizeRows } from './size.js'
 import { createBenchDatabase } from './throwaway-database.js'
 import { measureWrites, WRITE_SCENARIOS, writesMarkdownTable } from './writes.js'
 
@@ -72,11 +73,13 @@ async function bench (options: BenchOptions): Promise<void> {
   if (options.quick) notes.push('quick run: small data and short measurements, a smoke test of the harness (no thresholds)')
   if (options.only.length > 0) notes.push(`partial run (--only ${options.only.join(', ')}): for iterating; quote full runs`)
   const cost = costRows(runs)
+  const size = sizeRows(runs)
   console.log(`\n${textTable(table, ceilingFigures)}\n`)
+  console.log(`What a job's size costs: latency of the large job's request ÷ the 200-screen job's (medians):\n${sizeMarkdownTable(size)}\n`)
   console.log(`What a request costs (CPU of each process during the measurements; the load generator excluded):\n${costTextTable(cost)}\n`)
   console.log(`Write throughput of screens with and without the summaries' triggers (medians):\n${writesMarkdownTable(writes)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
-  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes)
+  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes, size)
   console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)
   console.log(`bench took ${seconds(started)}`)
 }

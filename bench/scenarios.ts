@@ -53,12 +53,15 @@ export interface Probe {
   etag: Record<Side, string>
   /** The cursor that fetches page LIST_PAGES. */
   lastCursor: Record<Side, string>
+  /** ETag of the 1M-screen job's analytics: the service's names a version, the baseline's hashes the body. */
+  hugeAnalyticsEtag: Record<Side, string>
 }
 
 export function scenarios (paths: Paths, probe: Probe): Scenario[] {
   const same = (...requests: LoadRequest[]): Record<Side, LoadRequest[]> => ({ service: requests, baseline: requests })
   const perSide = (make: (side: Side) => LoadRequest[]): Record<Side, LoadRequest[]> => ({ service: make('service'), baseline: make('baseline') })
   const conditional = (side: Side): LoadRequest => ({ path: paths.smallJob, headers: { 'if-none-match': probe.etag[side] } })
+  const conditionalAnalytics = (side: Side): LoadRequest => ({ path: paths.hugeAnalytics, headers: { 'if-none-match': probe.hugeAnalyticsEtag[side] } })
   return [
     { name: 'get job (200 screens)', target: 0.85, requests: same({ path: paths.smallJob }) },
     { name: 'get job (100k screens)', target: 0.9, requests: same({ path: paths.bigJob }) },
@@ -72,6 +75,9 @@ export function scenarios (paths: Paths, probe: Probe): Scenario[] {
     { name: 'list first page', target: 0.8, requests: same({ path: paths.firstPage }) },
     { name: `list page ${LIST_PAGES}`, target: 0.8, requests: perSide(side => [{ path: nextPage(probe.lastCursor[side]) }]) },
     { name: '304 conditional get', target: undefined, requests: perSide(side => [conditional(side)]) },
+    // The service answers from the job's summary version; the baseline, like the service
+    // before issue 13, computes the body to compare ETags.
+    { name: '304 analytics (1M screens)', target: undefined, requests: perSide(side => [conditionalAnalytics(side)]) },
     // A dashboard's calls in turn on each connection.
     {
       name: 'dashboard mix',
