@@ -1,8 +1,9 @@
 import type { Prisma } from '../db/database.js'
 
 // The drift check of the screen summaries (job_screen_stats, job_completion_segments,
-// job_completion_boundaries): the triggers keep them exact, so a difference means someone wrote them by hand, disabled a
-// trigger, or restored a partial backup. Recomputing from the screens is the only truth.
+// job_completion_boundaries): the triggers keep them exact, so a difference means someone
+// wrote them by hand, disabled a trigger, or restored a partial backup. Recomputing from the
+// screens is the only truth.
 
 export interface StatsDrift {
   /** Jobs whose per-job figures differ from their screens'. */

@@ -101,6 +101,14 @@ t.test('summaries equal the on-read computation after random writes', async t =>
       jobIds.push(job.id)
       await prisma.screen.createMany({ data: screens.map(s => ({ jobId: job.id, status: s.status, score: s.score, startedAt: STARTED, completedAt: s.status === 'completed' ? new Date(s.completedAt) : null })) })
     }
+    // Each job's analytics (first view) and ETag before the writes: afterwards, that ETag may
+    // only get a 304 if the answer is still the same (the version never stays behind).
+    const analyticsUrl = (jobId: string): string => `/api/jobs/${jobId}/analytics?${new URLSearchParams({ tz: views[0]!.tz, ...(views[0]!.range ?? {}) }).toString()}`
+    const earlier = new Map<string, { etag: string, body: string }>()
+    for (const jobId of jobIds) {
+      const res = await app.inject({ url: analyticsUrl(jobId), headers: me.auth })
+      earlier.set(jobId, { etag: res.headers.etag as string, body: res.body })
+    }
     const run = async (ops: Op[]): Promise<void> => {
       batches++
       try {
@@ -138,6 +146,12 @@ t.test('summaries equal the on-read computation after random writes', async t =>
         const want = buildAnalytics(rows, range)
         if (!isDeepStrictEqual(res.json(), want)) throw new Error(`analytics ${query}:\n  got  ${res.body}\n  want ${JSON.stringify(want)}`)
       }
+      const before = earlier.get(jobId)!
+      const now = await app.inject({ url: analyticsUrl(jobId), headers: { ...me.auth, 'if-none-match': before.etag } })
+      if (now.statusCode === 304) {
+        const current = await app.inject({ url: analyticsUrl(jobId), headers: me.auth })
+        if (current.body !== before.body) throw new Error(`a stale 304: the ETag of before the writes still matches, but the answer changed:\n  before ${before.body}\n  now    ${current.body}`)
+      } else if (now.statusCode !== 200) throw new Error(`analytics with If-None-Match: ${now.statusCode} ${now.body}`)
     }
   })
   t.comment(`${batches} write transactions, ${aborted} of them aborted by a deadlock (${concurrent ? 'server: batches overlapped' : 'embedded: batches ran in turn'})`)
