@@ -39,7 +39,7 @@ export function pathsOf (dataset: Dataset): Paths {
     bigAnalyticsBerlin: `/api/jobs/${dataset.bigJobId}/analytics?tz=Europe/Berlin`,
     hugeJob: `/api/jobs/${dataset.hugeJobId}`,
     hugeAnalytics: `/api/jobs/${dataset.hugeJobId}/analytics`,
-    // A zone 5:45 from UTC: its week boundaries fall inside the 15-minute buckets' hours.
+    // A zone 5:45 from UTC: its week boundaries fall between whole hours of the boundary windows.
     hugeAnalyticsKathmandu: `/api/jobs/${dataset.hugeJobId}/analytics?tz=Asia/Kathmandu`,
     firstPage: `/api/jobs?limit=${LIST_LIMIT}`,
   }

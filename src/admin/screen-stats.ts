@@ -12,6 +12,8 @@ export interface StatsDrift {
   segments: number
   /** (job, boundary window, quarter hour) triples whose completion figures differ. */
   quarters: number
+  /** Boundary rows whose quarter hours are not strictly ascending from 0 to 103. */
+  malformed: number
   /** The jobs concerned, at most 100. */
   jobIds: string[]
 }
@@ -50,17 +52,26 @@ const DRIFT = `
     FULL JOIN expected_job_completion_quarters() e ON e.job_id = a.job_id AND e.window_start = a.window_start AND e.quarter = a.quarter
     WHERE (coalesce(a.completed, 0), coalesce(a.scored, 0), coalesce(a.score_sum, 0))
           <> (coalesce(e.completed, 0), coalesce(e.scored, 0), coalesce(e.score_sum, 0))
+  ), malformed AS (
+    -- Out of order, the figures above may still add up while a zone's split reads the wrong
+    -- running total.
+    SELECT b.job_id FROM job_completion_boundaries b
+    WHERE EXISTS (SELECT 1 FROM unnest(b.quarters) WITH ORDINALITY u(quarter, i)
+                  WHERE u.quarter NOT BETWEEN 0 AND 103 OR u.quarter <= b.quarters[u.i - 1])
   )
   SELECT (SELECT count(*)::int FROM jobs) AS jobs_checked,
          (SELECT count(*)::int FROM stats) AS jobs,
          (SELECT count(*)::int FROM segments) AS segments,
          (SELECT count(*)::int FROM quarters) AS quarters,
-         ARRAY(SELECT job_id::text FROM (SELECT job_id FROM stats UNION SELECT job_id FROM segments UNION SELECT job_id FROM quarters) d
+         (SELECT count(*)::int FROM malformed) AS malformed,
+         ARRAY(SELECT job_id::text FROM (SELECT job_id FROM stats UNION SELECT job_id FROM segments UNION SELECT job_id FROM quarters
+                                         UNION SELECT job_id FROM malformed) d
                ORDER BY job_id LIMIT 100) AS job_ids`
 
 async function findDrift (prisma: Prisma): Promise<{ jobsChecked: number, drift: StatsDrift }> {
-  const [row] = await prisma.$queryRawUnsafe<Array<{ jobs_checked: number, jobs: number, segments: number, quarters: number, job_ids: string[] }>>(DRIFT)
-  return { jobsChecked: row!.jobs_checked, drift: { jobs: row!.jobs, segments: row!.segments, quarters: row!.quarters, jobIds: row!.job_ids } }
+  const [row] = await prisma.$queryRawUnsafe<Array<{ jobs_checked: number, jobs: number, segments: number, quarters: number, malformed: number, job_ids: string[] }>>(DRIFT)
+  const { jobs, segments, quarters, malformed } = row!
+  return { jobsChecked: row!.jobs_checked, drift: { jobs, segments, quarters, malformed, jobIds: row!.job_ids } }
 }
 
 /**

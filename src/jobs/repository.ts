@@ -138,13 +138,21 @@ export type VersionedAnalyticsRows = AnalyticsRows & { version: string }
 export interface WeekRange { first: string, last: string }
 
 /**
+ * The version of a job's summaries: its slots' versions, each of which grows with every change
+ * to its slot (writers of a slot take turns on its row; a rebuild or a restored backup never
+ * brings back a version given out before), so two reads that see the same list see the same
+ * analytics, on the primary as on a replica. Aggregated over the job's slot rows.
+ */
+const SUMMARY_VERSION = PrismaSql.sql`coalesce(string_agg(slot || ':' || version, ' ' ORDER BY slot), '')`
+
+/**
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
  * caller's. One statement: the status counts and the version from the job's slots, the bins
  * from `job_completion_weeks`, which reads two rows a week (a segment inside the week and a
- * boundary window split at the zone's Monday 00:00; migration
- * 20261123120000_completion_boundaries), whatever the number of screens.
+ * boundary window split at the zone's Monday 00:00, per slot written; migration
+ * 20261123120100_completion_boundaries_upkeep), whatever the number of screens.
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
  * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
@@ -161,7 +169,7 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
-             coalesce(sum(expired), 0)::int AS expired, coalesce(sum(version), 0)::text AS version
+             coalesce(sum(expired), 0)::int AS expired, ${SUMMARY_VERSION} AS version
       FROM job_screen_stats WHERE job_id = j.id
     ) st ON true
     LEFT JOIN LATERAL (
@@ -179,14 +187,16 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
 }
 
 /**
- * The version of a job's summaries: it grows with every change to its screens' figures
- * (each write adds one to its slot's counter; a rebuild carries the sum forward), so two
- * reads that see the same version see the same analytics. Null when the job is not the
- * caller's. One index read of at most 8 rows: what a 304 of analytics costs.
+ * The job's summary version (see SUMMARY_VERSION) alone: what a 304 of analytics costs, one
+ * index read of at most 8 rows. Null when the job is not the caller's. The zone is checked as
+ * jobAnalytics checks it, so that a zone PostgreSQL does not know is a 400 here too.
  */
-export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string): Promise<string | null> {
-  const rows = await prisma.$queryRaw<Array<{ version: string }>>`
-    SELECT coalesce((SELECT sum(version) FROM job_screen_stats WHERE job_id = j.id), 0)::text AS version
-    FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`
-  return rows[0]?.version ?? null
+export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string, tz: string): Promise<string | null> {
+  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, version: string }>>`
+    SELECT j.id AS job_id, (SELECT ${SUMMARY_VERSION} FROM job_screen_stats WHERE job_id = j.id) AS version
+    FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
+    LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
+    WHERE zone_check.local_now IS NOT NULL`
+  const row = rows[0]
+  return row === undefined || row.job_id === null ? null : row.version
 }

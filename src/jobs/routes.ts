@@ -16,7 +16,7 @@ import { version as serviceVersion } from '../version.js'
 import { requirePro } from '../plugins/plan-guard.js'
 import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schemas/analytics.js'
 import type { Static } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 
 const TZ_PROBLEM = { path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }
 const invalidTimeZone = (): ApiError => invalidRequest([TZ_PROBLEM])
@@ -82,7 +82,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       },
     },
     preHandler: [validateAnalyticsQuery, requirePro(upgradeUrl)],
-  }, async (request, reply): Promise<JobAnalytics> => {
+  }, async (request, reply): Promise<JobAnalytics | FastifyReply> => {
     const organizationId = request.caller.organization.id
     const { jobId } = request.params
     const { tz = 'UTC', from, to } = request.query
@@ -92,15 +92,15 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     // version too: a release may compute the same data differently), so that a poll whose
     // data did not change is answered from the version alone, one read of at most 8 rows.
     const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, tz, from ?? '', to ?? ''])
+    const zoneChecked = (error: unknown): never => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error }
     const conditional = request.headers['if-none-match']
     if (conditional !== undefined) {
-      const current = await app.database.read(async prisma => await analyticsVersion(prisma, organizationId, jobId))
+      const current = await app.database.read(async prisma => await analyticsVersion(prisma, organizationId, jobId, tz)).catch(zoneChecked)
       if (current === null) throw jobNotFound()
       const etag = etagAt(current)
-      if (ifNoneMatchMatches(conditional, etag)) return await notModified(reply, etag)
+      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply, etag)
     }
-    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz, ...weeks }))
-      .catch((error: unknown) => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error })
+    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz, ...weeks })).catch(zoneChecked)
     if (rows === null) throw jobNotFound()
     reply.header('etag', etagAt(rows.version))
     return buildAnalytics(rows, range)

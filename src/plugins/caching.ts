@@ -37,6 +37,8 @@ export function notModified (reply: FastifyReply, etag: string): FastifyReply {
  */
 export default fp(async function cachingPlugin (app: FastifyInstance) {
   app.addHook('onSend', async (request, reply, payload) => {
+    // A route may have set its ETag before an error replaced its answer.
+    if (reply.statusCode !== 200 && reply.statusCode !== 304) reply.removeHeader('etag')
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload
     const own = reply.getHeader('etag')
     const etag = typeof own === 'string' ? own : etagOf(payload)

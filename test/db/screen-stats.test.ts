@@ -43,7 +43,10 @@ async function jobWithScreens (tenant: Awaited<ReturnType<typeof createTenant>>)
 t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them', async t => {
   const tenant = await createTenant(prisma)
   const [a, b, c, d] = [await jobWithScreens(tenant), await jobWithScreens(tenant), await jobWithScreens(tenant), await jobWithScreens(tenant)]
-  const clean = { jobs: 0, segments: 0, quarters: 0, jobIds: [] }
+  // Two completions alike in one window, on both sides of Monday 00:00 UTC.
+  const e = await createJob(prisma, tenant)
+  await createScreens(prisma, e.id, ['2026-01-04T23:30:00Z', '2026-01-05T00:30:00Z'].map(iso => ({ status: 'completed' as const, score: 50, completedAt: at(iso), startedAt: at('2026-01-01T00:00:00Z') })))
+  const clean = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
   t.same((await verifyScreenStats(prisma)).drift, clean, 'the triggers leave no drift')
 
   await prisma.$executeRaw`UPDATE job_screen_stats SET expired = expired + 1 WHERE job_id = ${a.id}::uuid`
@@ -51,47 +54,92 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
   await prisma.$executeRaw`DELETE FROM job_completion_segments WHERE job_id = ${c.id}::uuid AND segment = (SELECT max(segment) FROM job_completion_segments WHERE job_id = ${c.id}::uuid)`
   // The first of the window's two running totals: its quarter hour gains one, the next loses one.
   await prisma.$executeRaw`UPDATE job_completion_boundaries SET completed_through[1] = completed_through[1] + 1 WHERE job_id = ${d.id}::uuid`
+  // The window's two quarter hours swapped: each still carries the same figures, so they add
+  // up quarter hour by quarter hour, but the running totals are out of order (in UTC, both
+  // completions would land in one week).
+  t.equal(await prisma.$executeRaw`UPDATE job_completion_boundaries SET quarters = ARRAY[quarters[2], quarters[1]] WHERE job_id = ${e.id}::uuid AND cardinality(quarters) = 2`, 1)
+  t.not(JSON.stringify(await jobAnalytics(prisma, tenant.organizationId, e.id, { tz: 'UTC' })), JSON.stringify(await onReadAnalytics(prisma, e.id, 'UTC')), 'that damage changes the answer')
   const found = await verifyScreenStats(prisma)
-  t.same(found.drift, { jobs: 1, segments: 2, quarters: 2, jobIds: [a.id, b.id, c.id, d.id].sort() }, 'each damage is found, and nothing else')
+  t.same(found.drift, { jobs: 1, segments: 2, quarters: 2, malformed: 1, jobIds: [a.id, b.id, c.id, d.id, e.id].sort() }, 'each damage is found, and nothing else')
   t.same(found.repaired, [], 'without --fix, nothing is changed')
   t.equal((await verifyScreenStats(prisma)).drift.jobs, 1, 'still there')
 
   const fixed = await verifyScreenStats(prisma, { fix: true })
-  t.same(fixed.repaired, [a.id, b.id, c.id, d.id].sort())
+  t.same(fixed.repaired, [a.id, b.id, c.id, d.id, e.id].sort())
   t.same(fixed.drift, clean, 'no drift after the repair')
-  for (const job of [a, b, c, d]) {
+  for (const job of [a, b, c, d, e]) {
     const found = await findJob(prisma, tenant.organizationId, job.id)
     t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(prisma, job.id), 'get job answers as on read')
-    t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu' }), await onReadAnalytics(prisma, job.id, 'Asia/Kathmandu'), 'analytics answer as on read')
+    for (const tz of ['Asia/Kathmandu', 'UTC']) {
+      t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz }), await onReadAnalytics(prisma, job.id, tz), `analytics answer as on read (${tz})`)
+    }
   }
 })
+
+// A version is a list of slot:version; every version in it.
+const versionsOf = (list: string): bigint[] => list.split(' ').filter(Boolean).map(entry => BigInt(entry.split(':')[1]!))
 
 t.test('a rebuild moves a job\'s version past every version it had', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
   const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
-  const before = BigInt(await version())
-  t.ok(before >= 5n, `five screens written: version ${before}`)
+  const before = await version()
+  t.match(before, /^\d:\d+( \d:\d+)*$/, `slot:version pairs: ${before}`)
   await prisma.$executeRaw`UPDATE job_screen_stats SET completed = completed + 1 WHERE job_id = ${job.id}::uuid`
   await verifyScreenStats(prisma, { fix: true })
-  t.equal(BigInt(await version()), before + 1n, 'one more than the sum of its slots')
+  const after = await version()
+  t.match(after, /^0:\d+$/, 'one slot after the rebuild')
+  t.ok(versionsOf(after)[0]! > versionsOf(before).reduce((a, b) => (a > b ? a : b)), `${after} is above every version of ${before}`)
+})
+
+t.test('a version never comes back: after a backup of the summaries is put back, the next write moves past what was given out since', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await jobWithScreens(tenant)
+  const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
+  const backup = await prisma.$queryRaw<Array<{ slot: number, version: bigint }>>`SELECT slot, version FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
+  const given: string[] = [await version()]
+  for (let i = 0; i < 3; i++) {
+    await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed', score: { not: null } }, data: { score: 10 + i } })
+    given.push(await version())
+  }
+  // The restored state (versions as in the backup), then one write: a list never given out.
+  for (const { slot, version } of backup) await prisma.$executeRaw`UPDATE job_screen_stats SET version = ${version} WHERE job_id = ${job.id}::uuid AND slot = ${slot}`
+  t.equal(await version(), given[0], 'the backup\'s own version, with the backup\'s figures')
+  await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed', score: { not: null } }, data: { score: 42 } })
+  t.notOk(given.includes(await version()), 'the next write\'s version was never given out')
 })
 
 t.test('TRUNCATE, which fires no row trigger, empties the summaries too', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
-  const [before] = await prisma.$queryRaw<Array<{ version: string }>>`SELECT sum(version)::text AS version FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
+  const versions = async () => (await prisma.$queryRaw<Array<{ slot: number, version: bigint }>>`SELECT slot, version FROM job_screen_stats WHERE job_id = ${job.id}::uuid ORDER BY slot`)
+  const before = await versions()
   await prisma.$executeRawUnsafe('TRUNCATE screens')
   const [row] = await prisma.$queryRaw<Array<{ n: number }>>`SELECT ((SELECT count(*) FROM job_completion_segments) + (SELECT count(*) FROM job_completion_boundaries))::int AS n`
   t.equal(row!.n, 0, 'no completion is left')
-  // The per-job rows stay, with zeros: their versions must not start again from 0 (an ETag
-  // of an earlier state would match a later one).
-  const stats = await prisma.$queryRaw<Array<{ figures: number, version: string }>>`
-    SELECT (in_progress + completed + expired + scored)::int AS figures, sum(version) OVER ()::text AS version FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
-  t.ok(stats.length > 0 && stats.every(s => s.figures === 0), 'the job\'s figures are zeros')
-  t.ok(BigInt(stats[0]!.version) > BigInt(before!.version), 'and its version moved on')
+  // The per-job rows stay, with zeros: their versions must not start again (an ETag of an
+  // earlier state would match a later one).
+  const stats = await prisma.$queryRaw<Array<{ zero: boolean }>>`
+    SELECT (in_progress, completed, expired, scored, score_sum) = (0, 0, 0, 0, 0) AS zero FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
+  t.ok(stats.length > 0 && stats.every(s => s.zero), 'the job\'s figures are zeros')
+  const after = await versions()
+  t.same(after.map(v => v.slot), before.map(v => v.slot))
+  t.ok(after.every((v, i) => v.version > before[i]!.version), 'and every slot\'s version moved on')
   t.same(await onReadJobStats(prisma, job.id), { interviewCount: 0, averageScore: null })
   t.match(await findJob(prisma, tenant.organizationId, job.id), { interviewCount: 0, averageScore: null })
+})
+
+t.test('completions far from now: before 1980, and windows past 2038 (epochs beyond 32 bits)', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await createJob(prisma, tenant)
+  const started = at('1975-01-01T00:00:00Z')
+  await createScreens(prisma, job.id, ['1979-12-30T23:10:00Z', '1979-06-04T03:00:00Z', '2040-01-01T11:00:00Z', '2040-01-02T02:00:00Z', '2040-01-05T00:00:00Z', '2999-12-29T23:45:00Z']
+    .map((iso, i) => ({ status: 'completed' as const, score: 10 * i, completedAt: at(iso), startedAt: started })))
+  for (const tz of ['UTC', 'Asia/Kathmandu', 'America/Anchorage', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
+    t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz }), await onReadAnalytics(prisma, job.id, tz), tz)
+  }
+  const weeks = { first: '2039-12-26', last: '2040-01-09' }
+  t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz: 'Asia/Kathmandu', weeks }), await onReadAnalytics(prisma, job.id, 'Asia/Kathmandu', weeks), 'a range in 2040')
 })
 
 t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired', { skip: db.url === undefined ? 'the command line needs a server database (TEST_DATABASE_URL): the embedded test database lives in this process' : false }, async t => {
@@ -104,7 +152,7 @@ t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired'
   t.match(JSON.parse(check.stdout), { drift: { jobs: 1, jobIds: [job.id] }, repaired: [] })
   const fix = admin('--fix')
   t.equal(fix.status, 0, fix.stderr)
-  t.match(JSON.parse(fix.stdout), { drift: { jobs: 0, segments: 0, quarters: 0 }, repaired: [job.id] })
+  t.match(JSON.parse(fix.stdout), { drift: { jobs: 0, segments: 0, quarters: 0, malformed: 0 }, repaired: [job.id] })
   t.equal(admin().status, 0, 'clean afterwards')
 })
 
@@ -138,8 +186,17 @@ for (const cut of [SUMMARIES, BOUNDARIES]) {
       FROM generate_series(1, 3000) i
       CROSS JOIN LATERAL (SELECT (ARRAY['completed', 'completed', 'in_progress', 'expired'])[1 + i % 4]::screen_status AS status) s`
 
+    // A role that reads the summaries, as prisma/sql/api-role.sql made it after the earlier
+    // migrations: it must be able to read what the later ones add.
+    await old.prisma.$executeRawUnsafe('CREATE ROLE summaries_reader')
+    await old.prisma.$executeRawUnsafe(`GRANT SELECT ON ${cut === SUMMARIES ? 'screens' : 'job_screen_stats, job_completion_segments'} TO summaries_reader`)
+
     t.same(await applyMigrations(new PrismaPGlite(pglite)), names.filter(n => n >= cut))
-    t.same((await verifyScreenStats(old.prisma)).drift, { jobs: 0, segments: 0, quarters: 0, jobIds: [] })
+    if (cut === BOUNDARIES) {
+      const [grant] = await old.prisma.$queryRaw<Array<{ ok: boolean }>>`SELECT has_table_privilege('summaries_reader', 'job_completion_boundaries', 'SELECT') AS ok`
+      t.ok(grant!.ok, 'a role that could read the segments can read the boundary windows')
+    }
+    t.same((await verifyScreenStats(old.prisma)).drift, { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] })
     for (const job of jobs) {
       const found = await findJob(old.prisma, tenant.organizationId, job.id)
       t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(old.prisma, job.id), `get job ${job.id}`)

@@ -45,7 +45,9 @@ t.test('the analytics object', async t => {
 t.test('the queries are scoped to the organization: another one gets nothing for the same job', async t => {
   const { jobAnalytics } = await import('../../src/jobs/repository.js')
   const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
-  t.same(await jobAnalytics(prisma, pro.organizationId, job.id, { tz: 'UTC' }), { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }], version: '2' }, 'its organization sees its screens (and the version after two writes)')
+  const { version, ...figures } = (await jobAnalytics(prisma, pro.organizationId, job.id, { tz: 'UTC' }))!
+  t.same(figures, { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }] }, 'its organization sees its screens')
+  t.match(version, /^\d:\d+$/, 'and their version: one slot (one statement wrote both screens), slot:version')
   t.equal(await jobAnalytics(prisma, other.organizationId, job.id, { tz: 'UTC' }), null, 'another sees no counts and no job')
 })
 
@@ -128,10 +130,15 @@ t.test('bad parameters are 400s naming the parameter', async t => {
     '?tz=Canada/East-Saskatchewan': 'querystring/tz',
   }
   for (const [query, path] of Object.entries(cases)) {
-    const res = await analytics(job.id, query)
-    t.equal(res.statusCode, 400, query)
-    t.equal(res.json().code, 'invalid_request')
-    t.ok(res.json().details.some((d: { path: string }) => d.path === path), `${query} names ${path}`)
+    // With If-None-Match the version is read first: the zone must be refused there too, and
+    // before a missing job's 404.
+    for (const [id, headers] of [[job.id, pro.auth], [job.id, { ...pro.auth, 'if-none-match': '*' }], [randomUUID(), { ...pro.auth, 'if-none-match': '*' }]] as const) {
+      const res = await analytics(id, query, headers)
+      t.equal(res.statusCode, 400, `${query} ${JSON.stringify(headers['if-none-match' as keyof typeof headers] ?? '')}`)
+      t.equal(res.json().code, 'invalid_request')
+      t.ok(res.json().details.some((d: { path: string }) => d.path === path), `${query} names ${path}`)
+      t.equal(res.headers.etag, undefined, 'no ETag on an error')
+    }
   }
 })
 
@@ -225,6 +232,9 @@ t.test('the analytics ETag follows the job\'s summaries and the request, not the
   await prisma.screen.deleteMany({ where: { jobId: job.id, status: 'in_progress' } })
   await changed('a deleted screen')
   t.equal(seen.size, 5)
+
+  const head = await app.inject({ method: 'HEAD', url: `/api/jobs/${job.id}/analytics`, headers: { ...pro.auth, 'if-none-match': [...seen].at(-1)! } })
+  t.equal(head.statusCode, 304, 'HEAD too')
 
   const missing = await analytics(randomUUID(), '', { ...pro.auth, 'if-none-match': '*' })
   t.equal(missing.statusCode, 404, 'a missing job is a 404 whatever If-None-Match says')
