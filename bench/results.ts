@@ -7,7 +7,12 @@ import { describe, type Metadata } from './metadata.js'
 import { costMarkdownTable, markdownTable, type CostRow, type Figures, type Row } from './report.js'
 import type { Runs } from './rounds.js'
 import { sizeMarkdownTable, type SizeRow } from './size.js'
+import { bulkLoadMarkdown, type BulkLoadResult } from './bulk-load.js'
+import { verifyStatsMarkdown, type VerifyStatsRun } from './verify-stats.js'
 import { writesMarkdownTable, type WriteRow } from './writes.js'
+
+/** The summaries' upkeep, measured after the reads (issue 21). */
+export interface Upkeep { writeDeadlocks: number, verify: VerifyStatsRun, bulk: BulkLoadResult }
 
 const ROOT = join(import.meta.dirname, '..')
 
@@ -18,7 +23,7 @@ function basePath (quick: boolean, date: Date): string {
   return join(ROOT, 'bench/results', stamp)
 }
 
-export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[], size: SizeRow[]): Promise<string[]> {
+export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[], size: SizeRow[], upkeep: Upkeep): Promise<string[]> {
   const base = basePath(meta.settings.quick, new Date(meta.date))
   await mkdir(join(base, '..'), { recursive: true })
   const json = {
@@ -29,6 +34,7 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     cost,
     size,
     writes,
+    upkeep,
     runs: {
       scenarios: runs.scenarios.map(s => ({ scenario: s.scenario.name, target: s.scenario.target, requests: s.scenario.requests, service: s.runs.service, baseline: s.runs.baseline })),
       ceiling: runs.ceiling,
@@ -52,6 +58,12 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     `Write throughput of screens, ${meta.settings.connections} writers, one statement per transaction, with the summaries' triggers and without (disabled), interleaved; medians over rounds. One job: the 100k-screen job; many jobs: one of all jobs at random per statement.`,
     '',
     writesMarkdownTable(writes),
+    '',
+    `Deadlocks PostgreSQL counted during the writes: ${upkeep.writeDeadlocks}.`,
+    '',
+    verifyStatsMarkdown(upkeep.verify),
+    '',
+    bulkLoadMarkdown(upkeep.bulk),
     '',
     ...describe(meta).map(l => `- ${l}`),
     ...notes.map(n => `- ${n}`),

@@ -15,7 +15,9 @@ import { pathsOf, scenarios } from './scenarios.js'
 import { buildService, nodeBinary, POOL_SIZE, startBaseline, startCeiling, startService } from './servers.js'
 import { sizeMarkdownTable, sizeRows } from './size.js'
 import { createBenchDatabase } from './throwaway-database.js'
-import { measureWrites, WRITE_SCENARIOS, writesMarkdownTable } from './writes.js'
+import { bulkLoadMarkdown, measureBulkLoad } from './bulk-load.js'
+import { timeVerifyStats, verifyStatsMarkdown } from './verify-stats.js'
+import { databaseDeadlocks, measureWrites, WRITE_SCENARIOS, writesMarkdownTable } from './writes.js'
 
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`
 
@@ -61,7 +63,20 @@ async function bench (options: BenchOptions): Promise<void> {
   // Last: the writes add screens and, with the triggers off, leave the summaries stale.
   const writeSeconds = options.quick ? 1 : 5
   console.log(`== writes: ${chosenWrites.length} workload(s), triggers on and off in turn, ${options.rounds} round(s) of ${writeSeconds} s, ${options.connections} writers`)
+  const deadlocksBefore = await databaseDeadlocks(db.url)
   const writes = await measureWrites(node, db.url, dataset.bigJobId, chosenWrites, { rounds: options.rounds, seconds: writeSeconds, connections: options.connections })
+  await new Promise(resolve => setTimeout(resolve, 1500)) // the writers' counts reach pg_stat_database
+  const writeDeadlocks = (await databaseDeadlocks(db.url)) - deadlocksBefore
+  console.log(`  deadlocks during the writes: ${writeDeadlocks}`)
+
+  console.log('== verify-stats (the drift check, on the whole database)')
+  const verify = await timeVerifyStats(node, db.url)
+  console.log(`  ${verifyStatsMarkdown(verify)}`)
+
+  const bulkScreens = options.quick ? 10_000 : 1_000_000
+  console.log(`== bulk load: ${bulkScreens} screens in one INSERT … SELECT, summaries kept and not`)
+  const bulk = await measureBulkLoad(db.url, dataset.smallJobId, bulkScreens)
+  console.log(bulkLoadMarkdown(bulk))
 
   const table = rows(runs)
   const ceilingFigures = figures(runs.ceiling)
@@ -79,7 +94,7 @@ async function bench (options: BenchOptions): Promise<void> {
   console.log(`What a request costs (CPU of each process during the measurements; the load generator excluded):\n${costTextTable(cost)}\n`)
   console.log(`Write throughput of screens with and without the summaries' triggers (medians):\n${writesMarkdownTable(writes)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
-  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes, size)
+  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes, size, { writeDeadlocks, verify, bulk })
   console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)
   console.log(`bench took ${seconds(started)}`)
 }

@@ -82,3 +82,14 @@ export function writesMarkdownTable (rows: WriteRow[]): string {
     ...rows.map(r => `| ${r.scenario} | ${r.withTriggers.toFixed(0)} | ${r.withoutTriggers.toFixed(0)} | ${r.ratio.toFixed(2)} |`),
   ].join('\n')
 }
+
+/** Deadlocks PostgreSQL has counted in the database (a backend's count arrives when it exits). */
+export async function databaseDeadlocks (url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return Number((await client.query<{ n: string }>('SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n)
+  } finally {
+    await client.end()
+  }
+}

@@ -17,6 +17,7 @@ import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js'
 import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
+import summaryFoldPlugin from './plugins/summary-fold.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
 
@@ -40,6 +41,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(securityHeadersPlugin, { corsOrigins: config.CORS_ORIGINS.split(',').filter(Boolean) })
   await app.register(prismaPlugin, { database })
   await app.register(callerCachePlugin, { ttlMs: config.AUTH_CACHE_TTL_MS })
+  await app.register(summaryFoldPlugin, { intervalMs: config.SUMMARY_FOLD_INTERVAL_MS })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
   let rateLimitStore: RateLimitStore | undefined
   await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })
@@ -50,7 +52,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
     await api.register(authPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)
-    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL })
+    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX })
   }, { prefix: '/api' })
 
   return app

@@ -21,6 +21,10 @@ export const ConfigSchema = Type.Object({
   DB_QUERY_TIMEOUT_MS: Int({ default: 5000, minimum: 1, maximum: 600_000, description: 'Client-side bound on one query.' }),
   DB_STATEMENT_TIMEOUT_MS: Int({ default: 4000, minimum: 1, maximum: 600_000, description: 'Server-side statement_timeout.' }),
   REQUEST_TIMEOUT_MS: Int({ default: 5000, minimum: 100, maximum: 600_000, description: 'Longest a request may take, from routing to response; past it, 503 `unavailable` (a hung database). Bounds every wait above.' }),
+  ANALYTICS_SCREENS_READ_MAX: Int({ default: 500, minimum: 0, maximum: 100_000, description: 'Analytics of a job with at most this many completed screens are computed from its screens, which for a small job is cheaper than its summaries; the answer is the same. 0: always from the summaries.' }),
+  SUMMARY_FOLD_INTERVAL_MS: Int({ default: 1000, minimum: 0, maximum: 3_600_000, description: 'How often this instance folds the screens\' summary deltas into the summaries (one instance at a time does; reads stay exact either way, and cost a little more per delta not yet folded). 0: never (another instance or `npm run admin -- fold-stats` must).' }),
+  MIGRATION_LOCK_TIMEOUT_MS: Int({ default: 200, minimum: 1, maximum: 600_000, description: 'db:migrate: longest a migration waits for a lock (so that readers queued behind it wait no longer); it is retried until MIGRATION_RETRY_FOR_S.' }),
+  MIGRATION_RETRY_FOR_S: Int({ default: 600, minimum: 0, maximum: 86_400, description: 'db:migrate: how long a migration that could not get its locks is retried before the command fails.' }),
   DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
 
   TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),

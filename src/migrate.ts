@@ -14,7 +14,11 @@ try {
   // takes longer than any request may (the summaries' rebuild of 2M screens, about 10 s).
   const db = openServerDatabase(config.DATABASE_URL, { ...config, DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 })
   try {
-    const applied = await applyMigrations(db.adapterFactory)
+    const applied = await applyMigrations(db.adapterFactory, undefined, {
+      lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT_MS,
+      retryForMs: config.MIGRATION_RETRY_FOR_S * 1000,
+      onRetry: (attempt, error) => { console.error(`a migration is waiting for a lock (attempt ${attempt}: ${error.message}); trying again`) },
+    })
     console.log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.join(', ')}`)
   } finally {
     await db.close()

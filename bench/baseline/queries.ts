@@ -56,7 +56,7 @@ const average = (sum: string, count: string): string => `(trim_scale(${sum}) / n
 // is over completed screens with a score.
 const COUNTS = `CROSS JOIN LATERAL (SELECT count(*)::int AS question_count FROM questions q WHERE q.job_id = j.id) qc
   CROSS JOIN LATERAL (SELECT count(*)::int AS interview_count,
-                             ${average("sum(s.score::numeric) FILTER (WHERE s.status = 'completed')", "count(s.score) FILTER (WHERE s.status = 'completed')")} AS average_score
+                             ${average("sum(s.score::text::numeric) FILTER (WHERE s.status = 'completed')", "count(s.score) FILTER (WHERE s.status = 'completed')")} AS average_score
                       FROM screens s WHERE s.job_id = j.id) sc`
 
 const JOB = {
@@ -84,7 +84,7 @@ const ANALYTICS = {
            array_agg(g.n ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL) AS counts,
            array_agg(g.average ORDER BY g.week) FILTER (WHERE g.week IS NOT NULL) AS averages
     FROM (SELECT s.status, CASE WHEN s.status = 'completed' THEN date_trunc('week', s.completed_at AT TIME ZONE $3) END AS week,
-                 count(*)::int AS n, ${average('sum(s.score::numeric)', 'count(s.score)')} AS average
+                 count(*)::int AS n, ${average('sum(s.score::text::numeric)', 'count(s.score)')} AS average
           FROM screens s WHERE s.job_id = j.id
           GROUP BY 1, 2) g
   ) t

@@ -1,9 +1,11 @@
 import type { Prisma } from '../db/database.js'
 
 // The drift check of the screen summaries (job_screen_stats, job_completion_segments,
-// job_completion_boundaries): the triggers keep them exact, so a difference means someone
-// wrote them by hand, disabled a trigger, or restored a partial backup. Recomputing from the
-// screens is the only truth.
+// job_completion_boundaries, plus the deltas not yet folded into them): writers' triggers and
+// the fold keep them exact, so a difference means someone wrote them by hand, disabled a
+// trigger, or restored a partial backup. Recomputing from the screens is the only truth. The
+// SQL it runs is defined in migration 20261123200000_summary_deltas (expected_* and stored_*
+// functions, screen_summary_corrections).
 
 export interface StatsDrift {
   /** Jobs whose per-job figures differ from their screens'. */
@@ -21,80 +23,157 @@ export interface StatsDrift {
 export interface VerifyStatsResult {
   jobsChecked: number
   drift: StatsDrift
-  /** With `fix`: the jobs rebuilt; their summaries then match their screens. */
+  /** With `fix`: the jobs repaired (at most 100 listed); their summaries then match their screens. */
   repaired: string[]
+  /** With `fix`: how many jobs were repaired. */
+  repairedCount: number
+  seconds: number
 }
 
-// One statement, so the summaries and the screens are read in one snapshot: the triggers
-// write both in the writer's transaction, so concurrent writes cannot show up as drift.
-// Slots are summed; a missing row and a row of zeros are the same figures.
+export interface VerifyStatsOptions {
+  fix?: boolean
+  /** Jobs compared per statement. */
+  batchSize?: number
+  /** A bound on the whole run, in milliseconds; none when absent. */
+  timeoutMs?: number
+  /** Told after each batch. */
+  onProgress?: (progress: { jobsChecked: number, jobsTotal: number, drifted: number, seconds: number }) => void
+}
+
+export class VerifyStatsTimeout extends Error {}
+
+const LISTED = 100
+
+// One statement per batch of jobs, so its summaries and its screens are read in one snapshot:
+// a writer's screens and its deltas commit together, so concurrent writes cannot show up as
+// drift. Slots and deltas are summed; a missing row and a row of zeros are the same figures.
 const DRIFT = `
   WITH stats AS (
-    SELECT coalesce(a.job_id, e.job_id) AS job_id
-    FROM (SELECT job_id, sum(in_progress) AS in_progress, sum(completed) AS completed, sum(expired) AS expired,
-                 sum(scored) AS scored, sum(score_sum) AS score_sum
-          FROM job_screen_stats GROUP BY job_id) a
-    FULL JOIN expected_job_screen_stats() e ON e.job_id = a.job_id
-    WHERE (coalesce(a.in_progress, 0), coalesce(a.completed, 0), coalesce(a.expired, 0), coalesce(a.scored, 0), coalesce(a.score_sum, 0))
+    SELECT coalesce(e.job_id, s.job_id) AS job_id
+    FROM expected_job_screen_stats($1::uuid[]) e
+    FULL JOIN stored_job_screen_stats($1::uuid[]) s ON s.job_id = e.job_id
+    WHERE (coalesce(s.in_progress, 0), coalesce(s.completed, 0), coalesce(s.expired, 0), coalesce(s.scored, 0), coalesce(s.score_sum, 0))
           <> (coalesce(e.in_progress, 0), coalesce(e.completed, 0), coalesce(e.expired, 0), coalesce(e.scored, 0), coalesce(e.score_sum, 0))
-  ), segments AS (
-    SELECT coalesce(a.job_id, e.job_id) AS job_id
-    FROM (SELECT job_id, segment, sum(completed) AS completed, sum(scored) AS scored, sum(score_sum) AS score_sum
-          FROM job_completion_segments GROUP BY job_id, segment) a
-    FULL JOIN expected_job_completion_segments() e ON e.job_id = a.job_id AND e.segment = a.segment
-    WHERE (coalesce(a.completed, 0), coalesce(a.scored, 0), coalesce(a.score_sum, 0))
-          <> (coalesce(e.completed, 0), coalesce(e.scored, 0), coalesce(e.score_sum, 0))
-  ), quarters AS (
-    -- The boundaries' running totals, each entry less the one before it: a damaged entry
-    -- shows up in its quarter hour (and, with the opposite sign, in the next one's).
-    SELECT coalesce(a.job_id, e.job_id) AS job_id
-    FROM stored_job_completion_quarters() a
-    FULL JOIN expected_job_completion_quarters() e ON e.job_id = a.job_id AND e.window_start = a.window_start AND e.quarter = a.quarter
-    WHERE (coalesce(a.completed, 0), coalesce(a.scored, 0), coalesce(a.score_sum, 0))
+  ), buckets AS (
+    -- A damaged running total shows up in its quarter hour (and, with the opposite sign, in
+    -- the next one's).
+    SELECT coalesce(e.job_id, s.job_id) AS job_id,
+           coalesce(s.kind, CASE WHEN (completion_place(e.bucket)).window_start IS NULL THEN 'segment' ELSE 'quarter' END) AS kind
+    FROM expected_job_completion_buckets($1::uuid[]) e
+    FULL JOIN stored_job_completion_buckets($1::uuid[]) s ON s.job_id = e.job_id AND s.bucket = e.bucket
+    WHERE (coalesce(s.completed, 0), coalesce(s.scored, 0), coalesce(s.score_sum, 0))
           <> (coalesce(e.completed, 0), coalesce(e.scored, 0), coalesce(e.score_sum, 0))
   ), malformed AS (
     -- Out of order, the figures above may still add up while a zone's split reads the wrong
     -- running total.
-    SELECT b.job_id FROM job_completion_boundaries b
-    WHERE EXISTS (SELECT 1 FROM unnest(b.quarters) WITH ORDINALITY u(quarter, i)
-                  WHERE u.quarter NOT BETWEEN 0 AND 103 OR u.quarter <= b.quarters[u.i - 1])
+    SELECT job_id FROM malformed_job_completion_boundaries($1::uuid[])
   )
-  SELECT (SELECT count(*)::int FROM jobs) AS jobs_checked,
-         (SELECT count(*)::int FROM stats) AS jobs,
-         (SELECT count(*)::int FROM segments) AS segments,
-         (SELECT count(*)::int FROM quarters) AS quarters,
+  SELECT (SELECT count(*)::int FROM stats) AS jobs,
+         (SELECT count(*)::int FROM buckets WHERE kind = 'segment') AS segments,
+         (SELECT count(*)::int FROM buckets WHERE kind = 'quarter') AS quarters,
          (SELECT count(*)::int FROM malformed) AS malformed,
-         ARRAY(SELECT job_id::text FROM (SELECT job_id FROM stats UNION SELECT job_id FROM segments UNION SELECT job_id FROM quarters
-                                         UNION SELECT job_id FROM malformed) d
-               ORDER BY job_id LIMIT 100) AS job_ids`
+         ARRAY(SELECT job_id::text FROM (SELECT job_id FROM stats UNION SELECT job_id FROM buckets UNION SELECT job_id FROM malformed) d
+               ORDER BY job_id) AS job_ids`
 
-async function findDrift (prisma: Prisma): Promise<{ jobsChecked: number, drift: StatsDrift }> {
-  const [row] = await prisma.$queryRawUnsafe<Array<{ jobs_checked: number, jobs: number, segments: number, quarters: number, malformed: number, job_ids: string[] }>>(DRIFT)
-  const { jobs, segments, quarters, malformed } = row!
-  return { jobsChecked: row!.jobs_checked, drift: { jobs, segments, quarters, malformed, jobIds: row!.job_ids } }
+type DriftRow = { jobs: number, segments: number, quarters: number, malformed: number, job_ids: string[] }
+
+/** The fold's lock (migration 20261123200000_summary_deltas): no fold runs while a repair does. */
+const FOLD_LOCK = '8146720561340517'
+
+interface Deadline { at: number | undefined }
+
+/** `statement_timeout` for what is left of the run, so that no statement outlives the bound. */
+function remaining (deadline: Deadline): number {
+  if (deadline.at === undefined) return 0
+  const left = deadline.at - Date.now()
+  if (left <= 0) throw new VerifyStatsTimeout('verify-stats ran out of time (--timeout)')
+  return Math.max(1, Math.floor(left))
+}
+
+/** Runs `statements` in one transaction with the run's time limit (none by default). */
+async function bounded<T> (prisma: Prisma, deadline: Deadline, body: (tx: Prisma) => Promise<T>): Promise<T> {
+  return await prisma.$transaction(async tx => {
+    await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${remaining(deadline)}`)
+    return await body(tx as unknown as Prisma)
+  }, { timeout: 2 ** 31 - 1, maxWait: 60_000 }).catch((error: unknown) => {
+    if (/statement timeout|canceling statement/i.test(String((error as Error).message))) throw new VerifyStatsTimeout('verify-stats ran out of time (--timeout)')
+    throw error
+  })
+}
+
+async function driftOf (prisma: Prisma, deadline: Deadline, jobIds: string[]): Promise<DriftRow> {
+  return await bounded(prisma, deadline, async tx => (await tx.$queryRawUnsafe<DriftRow[]>(DRIFT, jobIds))[0]!)
 }
 
 /**
- * Rebuilds one job's summaries from its screens, with its writers kept out: the job row
- * locked FOR UPDATE stops new screens (their foreign key check needs a share lock on it),
- * its screens locked stop updates and deletes, and writers already under way are waited for.
+ * Makes the summaries of `jobIds` equal their screens, beside live writers: under the fold's
+ * lock, malformed boundary rows are deleted, then one statement appends, as deltas, the
+ * difference between what the screens say and what is stored, both read in its snapshot.
+ * Writers keep appending their own deltas meanwhile; no screen is locked or read into Node.
  */
-async function repairJob (prisma: Prisma, jobId: string): Promise<void> {
-  await prisma.$transaction(async tx => {
-    await tx.$queryRaw`SELECT 1 FROM jobs WHERE id = ${jobId}::uuid FOR UPDATE`
-    await tx.$queryRaw`SELECT 1 FROM screens WHERE job_id = ${jobId}::uuid FOR UPDATE`
-    await tx.$queryRaw`SELECT 1 FROM rebuild_screen_summaries(ARRAY[${jobId}::uuid])`
-  }, { timeout: 120_000 })
+async function repair (prisma: Prisma, deadline: Deadline, jobIds: string[]): Promise<void> {
+  await bounded(prisma, deadline, async tx => {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`)
+    await tx.$executeRawUnsafe(`DELETE FROM job_completion_boundaries b USING malformed_job_completion_boundaries($1::uuid[]) m
+      WHERE b.job_id = m.job_id AND b.window_start = m.window_start AND b.slot = m.slot`, jobIds)
+    await tx.$executeRawUnsafe(`INSERT INTO screen_summary_deltas (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
+      SELECT job_id, bucket, in_progress, completed, expired, scored, score_sum, summaries_clock() FROM screen_summary_corrections($1::uuid[])`, jobIds)
+  })
 }
 
+const chunks = <T>(values: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(values.length / size) }, (_, i) => values.slice(i * size, (i + 1) * size))
+
 /**
- * Compares the summaries with a recomputation from the screens; with `fix`, rebuilds the
- * jobs that differ (up to 100 per run: run it again if more are reported) and checks again.
+ * Compares the summaries with a recomputation from the screens, a batch of jobs per
+ * statement; with `fix`, repairs every job that differs, then checks those jobs again.
  */
-export async function verifyScreenStats (prisma: Prisma, options: { fix?: boolean } = {}): Promise<VerifyStatsResult> {
-  const found = await findDrift(prisma)
-  if (options.fix !== true || found.drift.jobIds.length === 0) return { ...found, repaired: [] }
-  for (const jobId of found.drift.jobIds) await repairJob(prisma, jobId)
-  const after = await findDrift(prisma)
-  return { ...after, repaired: found.drift.jobIds }
+export async function verifyScreenStats (prisma: Prisma, options: VerifyStatsOptions = {}): Promise<VerifyStatsResult> {
+  const started = Date.now()
+  const deadline: Deadline = { at: options.timeoutMs === undefined ? undefined : started + options.timeoutMs }
+  const batchSize = options.batchSize ?? 100
+  const seconds = (): number => (Date.now() - started) / 1000
+  const allJobs = (await prisma.$queryRawUnsafe<Array<{ id: string }>>('SELECT id::text FROM jobs ORDER BY id')).map(r => r.id)
+
+  const check = async (jobIds: string[], report: boolean): Promise<StatsDrift> => {
+    const total: StatsDrift = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
+    let checked = 0
+    for (const batch of chunks(jobIds, batchSize)) {
+      const row = await driftOf(prisma, deadline, batch)
+      total.jobs += row.jobs
+      total.segments += row.segments
+      total.quarters += row.quarters
+      total.malformed += row.malformed
+      total.jobIds.push(...row.job_ids)
+      checked += batch.length
+      if (report) options.onProgress?.({ jobsChecked: checked, jobsTotal: jobIds.length, drifted: total.jobIds.length, seconds: seconds() })
+    }
+    return total
+  }
+
+  const found = await check(allJobs, true)
+  const listed = (drift: StatsDrift): StatsDrift => ({ ...drift, jobIds: drift.jobIds.slice(0, LISTED) })
+  if (options.fix !== true || found.jobIds.length === 0) {
+    return { jobsChecked: allJobs.length, drift: listed(found), repaired: [], repairedCount: 0, seconds: seconds() }
+  }
+  for (const batch of chunks(found.jobIds, batchSize)) await repair(prisma, deadline, batch)
+  const after = await check(found.jobIds, false)
+  return { jobsChecked: allJobs.length, drift: listed(after), repaired: found.jobIds.slice(0, LISTED), repairedCount: found.jobIds.length, seconds: seconds() }
+}
+
+/** True when the drift check found any kind of difference. */
+export const hasDrift = (drift: StatsDrift): boolean =>
+  drift.jobs > 0 || drift.segments > 0 || drift.quarters > 0 || drift.malformed > 0
+
+/**
+ * Folds every delta (fold_screen_summary_deltas, batch after batch) until none is left or
+ * another fold holds the lock: for the admin command and tests; the API folds on a timer.
+ */
+export async function foldScreenStats (prisma: Prisma): Promise<number> {
+  let total = 0
+  for (;;) {
+    const [row] = await prisma.$queryRawUnsafe<Array<{ moved: number }>>('SELECT fold_screen_summary_deltas(20000) AS moved')
+    total += row?.moved ?? 0
+    if ((row?.moved ?? 0) === 0) return total
+  }
 }

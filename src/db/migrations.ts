@@ -39,17 +39,58 @@ export async function readMigrations (dir = migrationsDir): Promise<Parameters<S
 
 type Adapter = Awaited<ReturnType<SqlMigrationAwareDriverAdapterFactory['connect']>>
 
+/** How migrations wait for locks: see wholeScripts. */
+export interface LockPolicy {
+  /** Longest one attempt waits for a lock (PostgreSQL's lock_timeout). */
+  lockTimeoutMs: number
+  /** How long attempts that could not get their locks are retried. */
+  retryForMs: number
+  /** Told of each attempt given up (the command prints it). */
+  onRetry?: (attempt: number, error: Error) => void
+}
+
+const NO_RETRY: LockPolicy = { lockTimeoutMs: 0, retryForMs: 0 }
+const LOCK_NOT_AVAILABLE = '55P03'
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+
 /**
  * node-postgres's adapter runs a migration script by splitting it on every semicolon, which
  * cuts function bodies (triggers) and comments apart. Send the script whole instead, in one
  * simple-protocol query, as Prisma's native engine does (PostgreSQL runs it as one implicit
- * transaction). PGlite's adapter already runs scripts whole.
+ * transaction). PGlite's adapter runs scripts whole but does not wait for them: the engine
+ * recorded a migration as finished before it ran, and its error surfaced later as an
+ * unhandled rejection. Here it is awaited, and its error fails the migration.
+ *
+ * With a lock policy, the script waits at most `lockTimeoutMs` for each lock: a lock request
+ * that waits (behind a long reader, a pg_dump) makes every later request of that table queue
+ * behind it, API reads included, so it gives up quickly, the script's transaction rolls back
+ * whole, and it is tried again after a pause, until `retryForMs`. A long reader delays the
+ * migration, never the API for longer than `lockTimeoutMs`.
  */
-function wholeScripts (adapter: Adapter): Adapter {
+function wholeScripts (adapter: Adapter, policy: LockPolicy): Adapter {
+  const onError = (adapter as unknown as { onError: (error: unknown) => never }).onError.bind(adapter)
+  const pglite = (adapter as unknown as { client?: { exec?: (sql: string) => Promise<unknown> } }).client
+  if (adapter.adapterName === 'pglite-prisma-adapter' && typeof pglite?.exec === 'function') {
+    adapter.executeScript = async (script: string) => { await pglite.exec!(script).catch(onError) }
+    return adapter
+  }
   const pool = (adapter as unknown as { client?: { query?: (sql: string) => Promise<unknown> } }).client
   if (adapter.adapterName !== '@prisma/adapter-pg' || typeof pool?.query !== 'function') return adapter
-  const onError = (adapter as unknown as { onError: (error: unknown) => never }).onError.bind(adapter)
-  adapter.executeScript = async (script: string) => { await pool.query!(script).catch(onError) }
+  const prefix = policy.lockTimeoutMs > 0 ? `SET lock_timeout = ${Math.floor(policy.lockTimeoutMs)};\n` : ''
+  adapter.executeScript = async (script: string) => {
+    const deadline = Date.now() + policy.retryForMs
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await pool.query!(prefix + script)
+        return
+      } catch (error) {
+        const retry = (error as { code?: string }).code === LOCK_NOT_AVAILABLE && Date.now() < deadline
+        if (!retry) onError(error)
+        policy.onRetry?.(attempt, error as Error)
+        await sleep(Math.min(5_000, 250 * 2 ** Math.min(attempt - 1, 5)))
+      }
+    }
+  }
   return adapter
 }
 
@@ -57,13 +98,13 @@ function wholeScripts (adapter: Adapter): Adapter {
  * Runs `use` with an engine, then disposes of every connection the engine opened: it does
  * not do so itself, and an open pool would keep the process alive.
  */
-async function withEngine<T> (factory: SqlMigrationAwareDriverAdapterFactory, use: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+async function withEngine<T> (factory: SqlMigrationAwareDriverAdapterFactory, use: (engine: SchemaEngine) => Promise<T>, policy: LockPolicy = NO_RETRY): Promise<T> {
   const opened: Array<{ dispose: () => Promise<void> }> = []
   const tracked: SqlMigrationAwareDriverAdapterFactory = {
     provider: factory.provider,
     adapterName: factory.adapterName,
-    connect: async () => { const a = wholeScripts(await factory.connect()); opened.push(a); return a },
-    connectToShadowDb: async () => { const a = wholeScripts(await factory.connectToShadowDb()); opened.push(a); return a },
+    connect: async () => { const a = wholeScripts(await factory.connect(), policy); opened.push(a); return a },
+    connectToShadowDb: async () => { const a = wholeScripts(await factory.connectToShadowDb(), policy); opened.push(a); return a },
   }
   const engine = await openSchemaEngine(tracked, await readSchema())
   try {
@@ -76,12 +117,13 @@ async function withEngine<T> (factory: SqlMigrationAwareDriverAdapterFactory, us
 
 /**
  * Applies the migrations not yet applied, recording them in `_prisma_migrations`; those of
- * `dir` if given (a test replays an earlier state of the folder).
+ * `dir` if given (a test replays an earlier state of the folder); waiting for locks as
+ * `policy` says (db:migrate: a short lock_timeout, retried).
  */
-export async function applyMigrations (factory: SqlMigrationAwareDriverAdapterFactory, dir = migrationsDir): Promise<string[]> {
+export async function applyMigrations (factory: SqlMigrationAwareDriverAdapterFactory, dir = migrationsDir, policy: LockPolicy = NO_RETRY): Promise<string[]> {
   const migrationsList = await readMigrations(dir)
   return await withEngine(factory, async engine =>
-    (await engine.applyMigrations({ migrationsList, filters: noFilters })).appliedMigrationNames)
+    (await engine.applyMigrations({ migrationsList, filters: noFilters })).appliedMigrationNames, policy)
 }
 
 /**

@@ -50,6 +50,16 @@ type JobWithStatsRow = JobRow & Omit<JobWithStats, 'job'>
 const averageOf = (sum: PrismaSql.Sql, count: PrismaSql.Sql): PrismaSql.Sql =>
   PrismaSql.sql`(trim_scale(${sum}) / nullif(${count}, 0))::float8`
 
+/**
+ * A job's (`j.id`) figures as stored: its summary rows plus the deltas not yet folded into them
+ * (migration 20261123200000_summary_deltas). Their sum is exact at every instant; a writer
+ * appends deltas and never touches a summary row.
+ */
+const SUMMARY_ROWS = (columns: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`
+  SELECT ${columns} FROM job_screen_stats WHERE job_id = j.id
+  UNION ALL
+  SELECT ${columns} FROM screen_summary_deltas WHERE job_id = j.id`
+
 // Jobs with their counts, from `source` (a table or subquery aliased j), plus `more`
 // (`, column…` of the source): the lateral subqueries run once per job of the source, each
 // an index scan of that job's few rows (questions; at most 8 slots of summary).
@@ -63,7 +73,7 @@ const jobsWithStats = (source: PrismaSql.Sql, more: PrismaSql.Sql = PrismaSql.em
   CROSS JOIN LATERAL (SELECT count(*)::int AS count FROM questions WHERE job_id = j.id) q
   CROSS JOIN LATERAL (
     SELECT coalesce(sum(in_progress + completed + expired), 0)::int AS count, ${averageOf(PrismaSql.sql`sum(score_sum)`, PrismaSql.sql`sum(scored)`)} AS average
-    FROM job_screen_stats WHERE job_id = j.id
+    FROM (${SUMMARY_ROWS(PrismaSql.sql`in_progress, completed, expired, scored, score_sum`)}) st
   ) s`
 
 function withStats ({ questionCount, interviewCount, averageScore, ...job }: JobWithStatsRow): JobWithStats {
@@ -138,28 +148,43 @@ export type VersionedAnalyticsRows = AnalyticsRows & { version: string }
 export interface WeekRange { first: string, last: string }
 
 /**
- * The version of a job's summaries: its slots' versions, each of which grows with every change
- * to its slot (writers of a slot take turns on its row; a rebuild or a restored backup never
- * brings back a version given out before), so two reads that see the same list see the same
- * analytics, on the primary as on a replica. Aggregated over the job's slot rows.
+ * The version of a job's figures: how many changes they have had, and the latest change's
+ * time. Writers append deltas; a fold moves them into slot 0, which counts them and keeps the
+ * latest of their times, in one commit: the version is the same before and after a fold, as
+ * the figures are. A reader sees every delta committed before its snapshot (folded or not),
+ * a prefix of the job's commits in commit order, on the primary as on a replica, so the
+ * count alone tells apart what two reads see. The time (never below the clock of the change,
+ * µs) keeps a version given out before the database was restored from an older backup from
+ * coming back with other figures. Rebuilds and TRUNCATE count as changes.
  */
-const SUMMARY_VERSION = PrismaSql.sql`coalesce(string_agg(slot || ':' || version, ' ' ORDER BY slot), '')`
+const SUMMARY_VERSION = PrismaSql.sql`(
+  SELECT coalesce(sum(changes), 0) || ':' || coalesce(max(version), 0)
+  FROM (SELECT changes, version FROM job_screen_stats WHERE job_id = j.id
+        UNION ALL
+        SELECT 1, changed_at FROM screen_summary_deltas WHERE job_id = j.id) c)`
 
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
- * caller's. One statement: the status counts and the version from the job's slots, the bins
- * from `job_completion_weeks`, which reads two rows a week (a segment inside the week and a
- * boundary window split at the zone's Monday 00:00, per slot written; migration
- * 20261123120100_completion_boundaries_upkeep), whatever the number of screens.
+ * caller's. One statement: the status counts and the version from the job's summaries and
+ * unfolded deltas, the bins from `job_completion_weeks`, which reads two rows a week (a
+ * segment inside the week and a boundary window split at the zone's Monday 00:00, per slot
+ * written; migration 20261123200000_summary_deltas) plus the unfolded deltas, whatever the
+ * number of screens, or, for a small job, from its screens.
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
  * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
  * refused, also for a job that is not the caller's.
  */
-export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: WeekRange }): Promise<VersionedAnalyticsRows | null> {
+export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: WeekRange, screensReadMax?: number }): Promise<VersionedAnalyticsRows | null> {
   const { tz, weeks } = options
+  // Up to `screensReadMax` completed screens (none by default), the weekly bins are computed
+  // from the screens (an index-only range scan, as the on-read baseline does) rather than
+  // from the summaries, which cost about two rows per week of history whatever the job's
+  // size: more than a small job's screens. The answer is the same either way, exact, in the
+  // statement's one snapshot.
+  const screensReadMax = options.screensReadMax ?? 0
   // One row, the bins as one JSON array of [week, count, average]: each row of a raw result
   // costs Prisma more than its bytes, and a JSON value is parsed natively where PostgreSQL
   // arrays are parsed character by character (measured: 7% of an analytics request's CPU).
@@ -170,11 +195,21 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
              coalesce(sum(expired), 0)::int AS expired, ${SUMMARY_VERSION} AS version
-      FROM job_screen_stats WHERE job_id = j.id
+      FROM (${SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired`)}) rows
     ) st ON true
     LEFT JOIN LATERAL (
       SELECT json_agg(json_build_array(to_char(w.week, 'YYYY-MM-DD'), w.completed, ${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}) ORDER BY w.week) AS bins
-      FROM job_completion_weeks(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp) w
+      FROM (
+        -- Either branch runs, never both: each is gated by a one-time filter on the count.
+        SELECT * FROM job_completion_weeks(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
+        WHERE st.completed > ${screensReadMax}::int
+        UNION ALL
+        SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, count(*)::int, count(s.score)::int, coalesce(sum(s.score::text::numeric), 0)
+        FROM screens s
+        WHERE s.job_id = j.id AND s.status = 'completed' AND st.completed <= ${screensReadMax}::int
+        GROUP BY 1
+      ) w
+      WHERE ${weeks?.first ?? null}::timestamp IS NULL OR w.week BETWEEN ${weeks?.first ?? null}::timestamp AND ${weeks?.last ?? null}::timestamp
     ) b ON j.id IS NOT NULL
     WHERE zone_check.local_now IS NOT NULL`
   const row = rows[0]
@@ -193,7 +228,7 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
  */
 export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string, tz: string): Promise<string | null> {
   const rows = await prisma.$queryRaw<Array<{ job_id: string | null, version: string }>>`
-    SELECT j.id AS job_id, (SELECT ${SUMMARY_VERSION} FROM job_screen_stats WHERE job_id = j.id) AS version
+    SELECT j.id AS job_id, ${SUMMARY_VERSION} AS version
     FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     WHERE zone_check.local_now IS NOT NULL`

@@ -31,7 +31,7 @@ async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: St
   if (details.length > 0) throw invalidRequest(details)
 }
 
-const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string }> = async (app, { cursorSecret, upgradeUrl }) => {
+const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string, screensReadMax: number }> = async (app, { cursorSecret, upgradeUrl, screensReadMax }) => {
   const cursors = new CursorCodec(cursorSecret)
 
   app.get('/jobs/:jobId', {
@@ -100,7 +100,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       const etag = etagAt(current)
       if (ifNoneMatchMatches(conditional, etag)) return notModified(reply, etag)
     }
-    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz, ...weeks })).catch(zoneChecked)
+    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz, screensReadMax, ...weeks })).catch(zoneChecked)
     if (rows === null) throw jobNotFound()
     reply.header('etag', etagAt(rows.version))
     return buildAnalytics(rows, range)

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import t from 'tap'
-import { verifyScreenStats } from '../../src/admin/screen-stats.js'
+import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats.js'
 import { embeddedDatabase } from '../../src/db/database.js'
 import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
 import { findJob, jobAnalytics as versionedAnalytics } from '../../src/jobs/repository.js'
@@ -47,7 +47,9 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
   const e = await createJob(prisma, tenant)
   await createScreens(prisma, e.id, ['2026-01-04T23:30:00Z', '2026-01-05T00:30:00Z'].map(iso => ({ status: 'completed' as const, score: 50, completedAt: at(iso), startedAt: at('2026-01-01T00:00:00Z') })))
   const clean = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
-  t.same((await verifyScreenStats(prisma)).drift, clean, 'the triggers leave no drift')
+  t.same((await verifyScreenStats(prisma)).drift, clean, 'the triggers leave no drift (deltas unfolded)')
+  t.ok(await foldScreenStats(prisma) > 0, 'deltas folded')
+  t.same((await verifyScreenStats(prisma)).drift, clean, 'nor does the fold')
 
   await prisma.$executeRaw`UPDATE job_screen_stats SET expired = expired + 1 WHERE job_id = ${a.id}::uuid`
   await prisma.$executeRaw`UPDATE job_completion_segments SET score_sum = score_sum + 0.5 WHERE job_id = ${b.id}::uuid AND segment = (SELECT min(segment) FROM job_completion_segments WHERE job_id = ${b.id}::uuid)`
@@ -67,6 +69,9 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
   const fixed = await verifyScreenStats(prisma, { fix: true })
   t.same(fixed.repaired, [a.id, b.id, c.id, d.id, e.id].sort())
   t.same(fixed.drift, clean, 'no drift after the repair')
+  t.same((await verifyScreenStats(prisma)).drift, clean, 'a whole check agrees')
+  await foldScreenStats(prisma)
+  t.same((await verifyScreenStats(prisma)).drift, clean, 'and once the repair is folded')
   for (const job of [a, b, c, d, e]) {
     const found = await findJob(prisma, tenant.organizationId, job.id)
     t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(prisma, job.id), 'get job answers as on read')
@@ -76,34 +81,43 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
   }
 })
 
-// A version is a list of slot:version; every version in it.
-const versionsOf = (list: string): bigint[] => list.split(' ').filter(Boolean).map(entry => BigInt(entry.split(':')[1]!))
+// A version is changes:time.
+const changesOf = (version: string): bigint => BigInt(version.split(':')[0]!)
+const timeOf = (version: string): bigint => BigInt(version.split(':')[1]!)
 
-t.test('a rebuild moves a job\'s version past every version it had', async t => {
+t.test('a version counts changes: a fold keeps it, a repair and a rebuild move it on', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
   const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
   const before = await version()
-  t.match(before, /^\d:\d+( \d:\d+)*$/, `slot:version pairs: ${before}`)
+  t.match(before, /^\d+:\d+$/, `changes:time: ${before}`)
+  await foldScreenStats(prisma)
+  t.equal(await version(), before, 'a fold changes no figure, nor the version')
   await prisma.$executeRaw`UPDATE job_screen_stats SET completed = completed + 1 WHERE job_id = ${job.id}::uuid`
   await verifyScreenStats(prisma, { fix: true })
-  const after = await version()
-  t.match(after, /^0:\d+$/, 'one slot after the rebuild')
-  t.ok(versionsOf(after)[0]! > versionsOf(before).reduce((a, b) => (a > b ? a : b)), `${after} is above every version of ${before}`)
+  const repaired = await version()
+  t.ok(changesOf(repaired) > changesOf(before) && timeOf(repaired) > timeOf(before), `${repaired} after ${before}`)
+  await prisma.$executeRaw`SELECT rebuild_screen_summaries(ARRAY[${job.id}::uuid])`
+  const rebuilt = await version()
+  t.ok(changesOf(rebuilt) > changesOf(repaired) && timeOf(rebuilt) > timeOf(repaired), `${rebuilt} after ${repaired}`)
 })
 
 t.test('a version never comes back: after a backup of the summaries is put back, the next write moves past what was given out since', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
   const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
-  const backup = await prisma.$queryRaw<Array<{ slot: number, version: bigint }>>`SELECT slot, version FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
+  await foldScreenStats(prisma)
+  const backup = await prisma.$queryRaw<Array<{ slot: number, version: bigint, changes: bigint }>>`SELECT slot, version, changes FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
   const given: string[] = [await version()]
   for (let i = 0; i < 3; i++) {
     await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed', score: { not: null } }, data: { score: 10 + i } })
     given.push(await version())
+    if (i === 1) await foldScreenStats(prisma)
   }
-  // The restored state (versions as in the backup), then one write: a list never given out.
-  for (const { slot, version } of backup) await prisma.$executeRaw`UPDATE job_screen_stats SET version = ${version} WHERE job_id = ${job.id}::uuid AND slot = ${slot}`
+  // The restored state (versions as in the backup, no delta since), then one write: a
+  // version never given out.
+  await prisma.$executeRaw`DELETE FROM screen_summary_deltas WHERE job_id = ${job.id}::uuid`
+  for (const { slot, version, changes } of backup) await prisma.$executeRaw`UPDATE job_screen_stats SET version = ${version}, changes = ${changes} WHERE job_id = ${job.id}::uuid AND slot = ${slot}`
   t.equal(await version(), given[0], 'the backup\'s own version, with the backup\'s figures')
   await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed', score: { not: null } }, data: { score: 42 } })
   t.notOk(given.includes(await version()), 'the next write\'s version was never given out')
@@ -112,6 +126,7 @@ t.test('a version never comes back: after a backup of the summaries is put back,
 t.test('TRUNCATE, which fires no row trigger, empties the summaries too', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
+  await foldScreenStats(prisma)
   const versions = async () => (await prisma.$queryRaw<Array<{ slot: number, version: bigint }>>`SELECT slot, version FROM job_screen_stats WHERE job_id = ${job.id}::uuid ORDER BY slot`)
   const before = await versions()
   await prisma.$executeRawUnsafe('TRUNCATE screens')
@@ -145,6 +160,7 @@ t.test('completions far from now: before 1980, and windows past 2038 (epochs bey
 t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired', { skip: db.url === undefined ? 'the command line needs a server database (TEST_DATABASE_URL): the embedded test database lives in this process' : false }, async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
+  await foldScreenStats(prisma)
   await prisma.$executeRaw`UPDATE job_screen_stats SET completed = completed - 1 WHERE job_id = ${job.id}::uuid`
   const admin = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', 'verify-stats', ...args], { env: { ...process.env, DATABASE_URL: db.url!, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 120_000 })
   const check = admin()

@@ -227,8 +227,14 @@ t.test('the analytics ETag follows the job\'s summaries and the request, not the
   await changed('a new screen that adds no bin')
   await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed' }, data: { score: 71 } })
   await changed('a changed score')
-  await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed' }, data: { completedAt: at('2026-01-06T10:05:00Z') } })
+  // Within its UTC week, so the default body stays the same, but into the previous local week
+  // west of UTC (Sunday evening in Los Angeles): the ETag must move.
+  await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed' }, data: { completedAt: at('2026-01-05T03:00:00Z') } })
   await changed('a completion moved within its week')
+  // Within its quarter hour, which lies in one local week in every zone: no answer can change,
+  // and the ETag stays (writers append nothing for a change that nets to nothing).
+  await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed' }, data: { completedAt: at('2026-01-05T03:10:00Z') } })
+  t.equal((await conditional([...seen].at(-1)!)).statusCode, 304, 'a completion moved within its quarter hour: still a 304')
   await prisma.screen.deleteMany({ where: { jobId: job.id, status: 'in_progress' } })
   await changed('a deleted screen')
   t.equal(seen.size, 5)
