@@ -166,10 +166,25 @@ t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired'
   const check = admin()
   t.equal(check.status, 1, check.stderr)
   t.match(JSON.parse(check.stdout), { drift: { jobs: 1, jobIds: [job.id] }, repaired: [] })
+  t.match(check.stderr, /verify-stats: \d+\/\d+ jobs checked, 1 differ/, 'progress on stderr')
   const fix = admin('--fix')
   t.equal(fix.status, 0, fix.stderr)
   t.match(JSON.parse(fix.stdout), { drift: { jobs: 0, segments: 0, quarters: 0, malformed: 0 }, repaired: [job.id] })
   t.equal(admin().status, 0, 'clean afterwards')
+
+  // Damage a zone's split only: a boundary window's running total, and another window's order.
+  const windows = await prisma.$queryRaw<Array<{ job_id: string }>>`
+    UPDATE job_completion_boundaries SET completed_through[1] = completed_through[1] + 1
+    WHERE job_id = ${job.id}::uuid AND cardinality(quarters) >= 1 RETURNING job_id`
+  t.ok(windows.length > 0, 'the job has a boundary window')
+  const quarters = admin()
+  t.equal(quarters.status, 1, 'a boundary window alone is drift: exit 1')
+  t.match(JSON.parse(quarters.stdout), { drift: { jobs: 0, segments: 0, quarters: 2, jobIds: [job.id] } })
+  const slow = admin('--timeout', '0.001')
+  t.not(slow.status, 0, 'past --timeout it stops and fails')
+  t.match(slow.stderr, /ran out of time/)
+  t.equal(admin('--fix').status, 0)
+  t.equal(admin().status, 0, 'clean again')
 })
 
 // The migrations folder as it was before `cut`, applied to a new database, with data
