@@ -60,6 +60,11 @@ async function bench (options: BenchOptions): Promise<void> {
   })
   console.log(`  measured in ${seconds(t0)}`)
 
+  // Before the writes, which leave the summaries stale (triggers off half the time).
+  console.log('== verify-stats (the drift check, on the whole database)')
+  const verify = await timeVerifyStats(node, db.url)
+  console.log(`  ${verifyStatsMarkdown(verify)}`)
+
   // Last: the writes add screens and, with the triggers off, leave the summaries stale.
   const writeSeconds = options.quick ? 1 : 5
   console.log(`== writes: ${chosenWrites.length} workload(s), triggers on and off in turn, ${options.rounds} round(s) of ${writeSeconds} s, ${options.connections} writers`)
@@ -68,10 +73,6 @@ async function bench (options: BenchOptions): Promise<void> {
   await new Promise(resolve => setTimeout(resolve, 1500)) // the writers' counts reach pg_stat_database
   const writeDeadlocks = (await databaseDeadlocks(db.url)) - deadlocksBefore
   console.log(`  deadlocks during the writes: ${writeDeadlocks}`)
-
-  console.log('== verify-stats (the drift check, on the whole database)')
-  const verify = await timeVerifyStats(node, db.url)
-  console.log(`  ${verifyStatsMarkdown(verify)}`)
 
   const bulkScreens = options.quick ? 10_000 : 1_000_000
   console.log(`== bulk load: ${bulkScreens} screens in one INSERT … SELECT, summaries kept and not`)

@@ -20,4 +20,4 @@ export async function timeVerifyStats (node: NodeBinary, ownerUrl: string): Prom
 }
 
 export const verifyStatsMarkdown = (r: VerifyStatsRun): string =>
-  `\`npm run admin -- verify-stats\` on the whole database: ${r.jobsChecked.toLocaleString('en')} jobs in ${r.seconds.toFixed(1)} s (the command, start to exit), exit ${r.exitCode}, drift ${JSON.stringify(r.drift)}.`
+  `\`npm run admin -- verify-stats\` on the whole database: ${r.jobsChecked.toLocaleString('en')} jobs in ${r.seconds.toFixed(1)} s (the command, start to exit), exit ${r.exitCode}, drift ${JSON.stringify({ ...r.drift, jobIds: undefined })}.`
