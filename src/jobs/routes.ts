@@ -34,13 +34,13 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
   const cursors = new CursorCodec(cursorSecret)
   // Zones whose readings by the database and by the runtime were compared (zone-agreement.ts):
   // the reason to refuse one that differs, or '' when they agree. Per app, so per database.
-  const disagreements = new Map<string, string>()
+  const zoneComparisons = new Map<string, string>()
 
   /** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
   async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
     const { tz = 'UTC', from, to } = request.query
     const reading = readTimeZone(tz)
-    const disagreement = 'zone' in reading ? disagreements.get(reading.zone) : undefined
+    const disagreement = 'zone' in reading ? zoneComparisons.get(reading.zone) : undefined
     const details = [
       ...('refused' in reading ? [tzProblem(tz, reading.refused)] : []),
       ...(disagreement !== undefined && disagreement !== '' ? [tzProblem(tz, disagreement)] : []),
@@ -122,15 +122,15 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     }
     // The first answer in a zone also compares the database's reading of it with the
     // runtime's, in the same statement; UTC needs no comparison.
-    const probe = zone !== 'UTC' && !disagreements.has(zone)
+    const probe = zone !== 'UTC' && !zoneComparisons.has(zone)
     const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz: zone, name: tz, ...weeks, probe })).catch(zoneChecked)
     if (rows === null) throw jobNotFound()
     if (rows.offsets !== undefined) {
       const difference = firstDifference(zone, rows.offsets)
-      disagreements.set(zone, difference === undefined ? '' : `is read as ${zone}, which the database's time-zone data and the service's read differently (at ${difference.at}: UTC${offsetText(difference.database)} and UTC${offsetText(difference.runtime)}; tzdata versions differ)`)
+      zoneComparisons.set(zone, difference === undefined ? '' : `is read as ${zone}, which the database's time-zone data and the service's read differently (at ${difference.at}: UTC${offsetText(difference.database)} and UTC${offsetText(difference.runtime)}; tzdata versions differ)`)
       if (difference !== undefined) {
         request.log.warn({ zone, ...difference }, 'time zone read differently by the database and the runtime: refused')
-        throw invalidRequest([tzProblem(tz, disagreements.get(zone)!)])
+        throw invalidRequest([tzProblem(tz, zoneComparisons.get(zone)!)])
       }
     }
     reply.header('etag', etagAt(rows.version))

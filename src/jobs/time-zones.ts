@@ -97,7 +97,7 @@ export function readTimeZone (name: string): ZoneReading {
   const zone = runtimeZone(name)
   if (zone === undefined) return { refused: '' } // not memoized: any string could come
   const reading: ZoneReading = isIcuLegacy(key)
-    ? { refused: `is no IANA name but an abbreviation of several zones${suggestionFor(name)}` }
+    ? { refused: `is not an IANA name but one of ICU's legacy IDs${key.includes('/') ? '' : ', an abbreviation that means different zones'}${suggestionFor(name)}` }
     : !unmistakable(zone)
         ? { refused: `is read by the runtime as ${zone}, which the database could take for an abbreviation` }
         : { zone }
