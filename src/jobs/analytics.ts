@@ -44,28 +44,6 @@ export function zeroFill (bins: WeekBin[], from: string, to: string): WeekBin[] 
   return weeksOverlapping(from, to).map(week => byWeek.get(week) ?? { week, count: 0, average_score: null })
 }
 
-// Zones the runtime accepted, by lower-cased name: building an Intl.DateTimeFormat costs
-// about 60 µs, a fifth of an analytics request. Lower-cased because the runtime's check is
-// case-insensitive, which keeps the map bounded by the number of zones whatever callers send.
-const knownZones = new Set<string>()
-
-/**
- * Whether `name` is an IANA time zone: shaped like one (so fixed offsets and POSIX strings,
- * which PostgreSQL would read with inverted signs, are refused) and known to the runtime.
- */
-export function isTimeZone (name: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || name.length > 64) return false
-  const key = name.toLowerCase()
-  if (knownZones.has(key)) return true
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name }) // eslint-disable-line no-new
-  } catch {
-    return false
-  }
-  knownZones.add(key)
-  return true
-}
-
 export type RangeProblem = { path: string, message: string }
 
 /** Checks a from/to pair (already valid dates); a list of problems, empty when it is fine. */

@@ -1,6 +1,7 @@
 import type { Prisma } from '../db/database.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { databaseOffsets } from './zone-agreement.js'
 
 // Queries only. Every method takes the caller's organization and scopes inside the query
 // itself; a null result is the caller's 404. Each answer is one statement: the query
@@ -173,12 +174,15 @@ const SUMMARY_VERSION = PrismaSql.sql`(
  * written; migration 20261123200000_summary_deltas) plus the unfolded deltas, whatever the
  * number of screens, or, for a small job, from its screens.
  *
- * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. The zone is
- * evaluated once whatever the data (a subquery in FROM), so an unknown one is always
- * refused, also for a job that is not the caller's.
+ * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. `tz` must be a
+ * name PostgreSQL reads as a zone, not as an abbreviation (time-zones.ts); `name`, the one
+ * the caller gave (default `tz`), must be known to PostgreSQL too. It is evaluated once
+ * whatever the data (a subquery in FROM), so an unknown one is always refused, also for a
+ * job that is not the caller's. With `probe`, the statement also reads the zone's offsets
+ * (zone-agreement.ts), returned with the figures.
  */
-export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, weeks?: WeekRange, screensReadMax?: number }): Promise<VersionedAnalyticsRows | null> {
-  const { tz, weeks } = options
+export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, name?: string, weeks?: WeekRange, probe?: boolean, screensReadMax?: number }): Promise<(VersionedAnalyticsRows & { offsets?: string }) | null> {
+  const { tz, name = tz, weeks, probe = false } = options
   // Up to `screensReadMax` completed screens (none by default), the weekly bins are computed
   // from the screens (an index-only range scan, as the on-read baseline does) rather than
   // from the summaries, which cost about two rows per week of history whatever the job's
@@ -188,9 +192,9 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
   // One row, the bins as one JSON array of [week, count, average]: each row of a raw result
   // costs Prisma more than its bytes, and a JSON value is parsed natively where PostgreSQL
   // arrays are parsed character by character (measured: 7% of an analytics request's CPU).
-  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: Array<[string, number, number | null]> | null }>>`
-    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version, b.bins
-    FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
+  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: Array<[string, number, number | null]> | null, offsets: string | null }>>`
+    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version, b.bins, zone_check.offsets
+    FROM (SELECT now() AT TIME ZONE ${name} AS local_now, CASE WHEN ${probe}::boolean THEN ${databaseOffsets(tz)} END AS offsets) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
@@ -218,18 +222,19 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
     byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired },
     weeks: (row.bins ?? []).map(([week, count, averageScore]) => ({ week, count, averageScore })),
     version: row.version,
+    ...(row.offsets !== null ? { offsets: row.offsets } : {}),
   }
 }
 
 /**
  * The job's summary version (see SUMMARY_VERSION) alone: what a 304 of analytics costs, one
- * index read of at most 8 rows. Null when the job is not the caller's. The zone is checked as
- * jobAnalytics checks it, so that a zone PostgreSQL does not know is a 400 here too.
+ * index read of at most 8 rows. Null when the job is not the caller's. The zone's name is
+ * checked as jobAnalytics checks it, so that a name PostgreSQL does not know is a 400 here too.
  */
-export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string, tz: string): Promise<string | null> {
+export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string, name: string): Promise<string | null> {
   const rows = await prisma.$queryRaw<Array<{ job_id: string | null, version: string }>>`
     SELECT j.id AS job_id, ${SUMMARY_VERSION} AS version
-    FROM (SELECT now() AT TIME ZONE ${tz} AS local_now) zone_check
+    FROM (SELECT now() AT TIME ZONE ${name} AS local_now) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     WHERE zone_check.local_now IS NOT NULL`
   const row = rows[0]

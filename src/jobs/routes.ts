@@ -9,7 +9,9 @@ import { ConditionalHeaders, JobParams } from '../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse } from '../schemas/responses.js'
 import { CursorCodec } from './cursor.js'
 import { presentJob } from './present.js'
-import { buildAnalytics, isTimeZone, mondayOf, rangeProblems } from './analytics.js'
+import { buildAnalytics, mondayOf, rangeProblems } from './analytics.js'
+import { readTimeZone, suggestionFor, tzProblem } from './time-zones.js'
+import { firstDifference } from './zone-agreement.js'
 import { analyticsVersion, findJob, isUnknownTimeZone, jobAnalytics, listJobs } from './repository.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../plugins/caching.js'
 import { version as serviceVersion } from '../version.js'
@@ -18,21 +20,34 @@ import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schema
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
-const TZ_PROBLEM = { path: 'querystring/tz', message: 'must be an IANA time zone name, e.g. Europe/Berlin' }
-const invalidTimeZone = (): ApiError => invalidRequest([TZ_PROBLEM])
+// A name the runtime knows and PostgreSQL does not (an alias IANA dropped, or newer data).
+const unknownToDatabase = (tz: string): ApiError => invalidRequest([tzProblem(tz, `is not in the database's time-zone data${suggestionFor(tz)}`)])
 
-/** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
-async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
-  const { tz = 'UTC', from, to } = request.query
-  const details = [
-    ...(isTimeZone(tz) ? [] : [TZ_PROBLEM]),
-    ...rangeProblems(from, to),
-  ]
-  if (details.length > 0) throw invalidRequest(details)
+/** Seconds east of UTC as ±HH:MM[:SS]. */
+function offsetText (seconds: number): string {
+  const a = Math.abs(seconds)
+  const [h, m, s] = [Math.floor(a / 3600), Math.floor(a / 60) % 60, a % 60].map(n => String(n).padStart(2, '0'))
+  return `${seconds < 0 ? '-' : '+'}${h}:${m}${s === '00' ? '' : `:${s}`}`
 }
 
 const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string, screensReadMax: number }> = async (app, { cursorSecret, upgradeUrl, screensReadMax }) => {
   const cursors = new CursorCodec(cursorSecret)
+  // Zones whose readings by the database and by the runtime were compared (zone-agreement.ts):
+  // the reason to refuse one that differs, or '' when they agree. Per app, so per database.
+  const zoneComparisons = new Map<string, string>()
+
+  /** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
+  async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
+    const { tz = 'UTC', from, to } = request.query
+    const reading = readTimeZone(tz)
+    const disagreement = 'zone' in reading ? zoneComparisons.get(reading.zone) : undefined
+    const details = [
+      ...('refused' in reading ? [tzProblem(tz, reading.refused)] : []),
+      ...(disagreement !== undefined && disagreement !== '' ? [tzProblem(tz, disagreement)] : []),
+      ...rangeProblems(from, to),
+    ]
+    if (details.length > 0) throw invalidRequest(details)
+  }
 
   app.get('/jobs/:jobId', {
     schema: {
@@ -86,13 +101,18 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const organizationId = request.caller.organization.id
     const { jobId } = request.params
     const { tz = 'UTC', from, to } = request.query
+    // The zone the name is read as (validateAnalyticsQuery refused the others): PostgreSQL
+    // computes in it and the ETag names it, so that no two readings of a name share an ETag.
+    const reading = readTimeZone(tz)
+    if (!('zone' in reading)) throw invalidRequest([tzProblem(tz, reading.refused)])
+    const { zone } = reading
     const range = from !== undefined && to !== undefined ? { from, to } : undefined
     const weeks = range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}
     // The ETag names the job's summary version and every input of the answer (the service
     // version too: a release may compute the same data differently), so that a poll whose
     // data did not change is answered from the version alone, one read of at most 8 rows.
-    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, tz, from ?? '', to ?? ''])
-    const zoneChecked = (error: unknown): never => { throw isUnknownTimeZone(error) ? invalidTimeZone() : error }
+    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, zone, from ?? '', to ?? ''])
+    const zoneChecked = (error: unknown): never => { throw isUnknownTimeZone(error) ? unknownToDatabase(tz) : error }
     const conditional = request.headers['if-none-match']
     if (conditional !== undefined) {
       const current = await app.database.read(async prisma => await analyticsVersion(prisma, organizationId, jobId, tz)).catch(zoneChecked)
@@ -100,8 +120,19 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       const etag = etagAt(current)
       if (ifNoneMatchMatches(conditional, etag)) return notModified(reply, etag)
     }
-    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz, screensReadMax, ...weeks })).catch(zoneChecked)
+    // The first answer in a zone also compares the database's reading of it with the
+    // runtime's, in the same statement; UTC needs no comparison.
+    const probe = zone !== 'UTC' && !zoneComparisons.has(zone)
+    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz: zone, name: tz, ...weeks, probe, screensReadMax })).catch(zoneChecked)
     if (rows === null) throw jobNotFound()
+    if (rows.offsets !== undefined) {
+      const difference = firstDifference(zone, rows.offsets)
+      zoneComparisons.set(zone, difference === undefined ? '' : `is read as ${zone}, which the database's time-zone data and the service's read differently (at ${difference.at}: UTC${offsetText(difference.database)} and UTC${offsetText(difference.runtime)}; tzdata versions differ)`)
+      if (difference !== undefined) {
+        request.log.warn({ zone, ...difference }, 'time zone read differently by the database and the runtime: refused')
+        throw invalidRequest([tzProblem(tz, zoneComparisons.get(zone)!)])
+      }
+    }
     reply.header('etag', etagAt(rows.version))
     return buildAnalytics(rows, range)
   })

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { addDays, buildAnalytics, completionRate, isTimeZone, mondayOf, rangeProblems, weeksOverlapping, zeroFill } from '../../src/jobs/analytics.js'
+import { addDays, buildAnalytics, completionRate, mondayOf, rangeProblems, weeksOverlapping, zeroFill } from '../../src/jobs/analytics.js'
+import { isTimeZone } from '../../src/jobs/time-zones.js'
 
 t.test('completion rate: integer percent, halves up, 0 without screens', async t => {
   t.equal(completionRate(0, 0), 0)

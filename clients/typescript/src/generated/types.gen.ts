@@ -376,7 +376,7 @@ export type GetJobAnalyticsData = {
     };
     query?: {
         /**
-         * IANA time zone (e.g. `Europe/Berlin`) whose local Monday 00:00 starts the weeks. Daylight-saving changes are respected. Default UTC. An unknown zone is a 400.
+         * IANA time zone whose local Monday 00:00 starts the weeks, daylight saving respected; default UTC; case-insensitive. Accepted: Area/Location names (`Europe/Berlin`, `America/Argentina/Buenos_Aires`) and their links (`Asia/Calcutta`, `US/Pacific`), `UTC`, `Etc/GMT±N` (`Etc/GMT-2` is UTC+02:00: IANA inverts the sign), and the IANA names without an area, each answered as the zone IANA links it to (`CET` as `Europe/Brussels`, with daylight saving; `EST` as `America/Panama`, always UTC−05:00). A name is answered as the zone it names or refused, never read as an abbreviation. Refused with a 400 that says what is accepted and, where one is obvious, which zone was meant: abbreviations and ICU's legacy IDs, which are no IANA name (`IST`: did you mean `Asia/Kolkata`?; `PST`, `BST`, `SystemV/EST5`), offsets and POSIX strings (`+05:30`, `UTC+3`), names the database does not know (`US/Pacific-New`), and a zone that the database's time-zone data and the service's read differently (their tzdata versions differ).
          */
         tz?: string;
         /**
