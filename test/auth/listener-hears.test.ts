@@ -27,7 +27,7 @@ const TOKEN = 'metrics-token-metrics-token'
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 const figures: string[] = []
-t.teardown(() => { console.log(`# listener figures: ${figures.join('; ')}`) })
+t.teardown(() => { if (figures.length > 0) console.log(`# listener figures: ${figures.join('; ')}`) })
 
 const db = skip === false ? await createTestDatabase() : undefined
 t.teardown(async () => { await db?.close() })
