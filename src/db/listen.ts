@@ -54,8 +54,9 @@ class Deaf extends Error {}
  * `timeoutMs`. Until the first probe returns, and from a probe that does not, the state is
  * false; a probe that does not return also drops the connection (a frozen server, a dropped
  * route, a session that lost its LISTEN) for a new one. So `onState(false)` comes within
- * heartbeatMs + timeoutMs of notifications stopping, whatever stopped them. Probes, this
- * instance's and other instances', are not passed to onNotification.
+ * heartbeatMs + timeoutMs of notifications stopping, whatever stopped them. A probe that
+ * cannot be sent leaves the state as it was and checks the connection with `SELECT 1`.
+ * Probes, this instance's and other instances', are not passed to onNotification.
  * Resolves once the first attempt has been heard or failed (within 2 × timeoutMs).
  */
 export async function listenOnServer (url: string, channel: string, handlers: ListenHandlers, options: ListenOptions): Promise<Subscription> {
@@ -108,8 +109,17 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
         const payload = `${prefix}${++sent}`
         let heard = false
         const echo = new Promise<void>(resolve => { awaiting = { payload, heard: () => { heard = true; resolve() } } })
-        // A probe that cannot be sent (the primary down) proves nothing heard either.
-        await probe(payload).catch(() => {})
+        const delivered = await probe(payload).then(() => true, () => false)
+        if (!delivered) {
+          // Nothing learnt about the listener (the primary unreachable, its pool saturated):
+          // the state stands, and the connection is checked the plain way. Turning the cache
+          // off here would add a lookup per request to a primary that is already short.
+          awaiting = undefined
+          firstAttempt()
+          await client.query('SELECT 1').catch(() => { drop(client) })
+          await Promise.race([sleep(heartbeatMs, closing.signal), ended])
+          continue
+        }
         await Promise.race([echo, sleep(timeoutMs, closing.signal), ended])
         awaiting = undefined
         if (closing.signal.aborted || connection.over) return

@@ -35,11 +35,11 @@ t.teardown(async () => { await db?.close() })
 type App = Awaited<ReturnType<typeof buildApp>>
 
 /** An app whose listener connects to `listenUrl`, with its log lines. */
-async function appListeningOn (t: Test, listenUrl: string, env: Record<string, string> = {}): Promise<{ app: App, logs: Array<Record<string, unknown>> }> {
+async function appListeningOn (t: Test, listenUrl: string, env: Record<string, string> = {}, primaryUrl = db!.apiUrl!): Promise<{ app: App, logs: Array<Record<string, unknown>> }> {
   const logs: Array<Record<string, unknown>> = []
   const logStream = new Writable({ write (chunk: Buffer, _encoding, done) { for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>); done() } })
   const config = loadConfig({ LOG_LEVEL: 'info', AUTH_CACHE_TTL_MS: String(HOUR), RATE_LIMIT_MAX: '1000000', DB_CONNECTION_TIMEOUT_MS: String(TIMEOUT_MS), METRICS_TOKEN: TOKEN, ...env })
-  const app = await buildApp({ config, database: openServerDatabase(db!.apiUrl!, config, { listenUrl }), logStream })
+  const app = await buildApp({ config, database: openServerDatabase(primaryUrl, config, { listenUrl }), logStream })
   t.teardown(async () => { await app.close() })
   await app.ready()
   return { app, logs }
@@ -154,6 +154,24 @@ t.test('notifications lost mid-life (a pooler in the way): off within the bound,
   await warm(t, app, next)
   await revokeApiKey(db!.prisma, { id: next.apiKeyId })
   figures.push(`then a revocation seen after ${(await until(t, app, next, 401, FAST_BOUND_MS)).toFixed(1)} ms`)
+})
+
+t.test('a probe that cannot be sent (DATABASE_URL\'s path down) proves nothing: the state stands', { skip }, async t => {
+  const proxy = await TcpProxy.before(db!.apiUrl!)
+  t.teardown(async () => { await proxy.close() })
+  const { app, logs } = await appListeningOn(t, db!.apiUrl!, {}, proxy.url)
+  t.ok(app.callerCache.enabled, 'on: probes go through the proxy, the listener connects directly')
+  proxy.refuse()
+  proxy.cut()
+  await sleep(HEARTBEAT_MS + TIMEOUT_MS + 1000)
+  t.ok(app.callerCache.enabled, 'still on: the listener was not shown deaf, and still hears')
+  const invalidations = app.callerCache.stats.invalidations
+  const tenant = await createTenant(db!.prisma)
+  await revokeApiKey(db!.prisma, { id: tenant.apiKeyId })
+  await waitFor(() => app.callerCache.stats.invalidations > invalidations, FAST_BOUND_MS)
+  t.ok(app.callerCache.stats.invalidations > invalidations, 'a change made meanwhile is heard')
+  t.equal(offWarnings(logs, 'no_echo'), 0, 'no warning')
+  await proxy.restore()
 })
 
 t.test('a change made with triggers off is not heard: served until AUTH_CACHE_TTL_MS, unless the operator notifies', { skip }, async t => {
