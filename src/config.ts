@@ -13,6 +13,7 @@ export const ConfigSchema = Type.Object({
   LOG_FORMAT: Type.Union([Type.Literal('json'), Type.Literal('pretty'), Type.Literal('auto')], { default: 'json', description: 'json: one JSON object a line (production); pretty: human-readable, through pino-pretty, a development dependency; auto: pretty when standard output is a terminal, else json (npm run dev).' }),
 
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL server. Unset: the embedded database under DATA_DIR.' })),
+  DATABASE_LISTEN_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'The same database as DATABASE_URL, reached without a transaction-mode pooler (PgBouncer pool_mode=transaction), for the LISTEN that keeps the caller cache exact; unset: DATABASE_URL.' })),
   DATABASE_REPLICA_URLS: Type.String({ default: '', pattern: '^(postgres(ql)?://[^\\s,]+(,postgres(ql)?://[^\\s,]+)*)?$', description: 'Comma-separated read replicas of DATABASE_URL: reads go to a healthy one, writes and credential checks to the primary; empty: none.' }),
   REPLICA_MAX_LAG_MS: Int({ default: 5000, minimum: 0, maximum: 3_600_000, description: 'A replica further behind the primary than this is skipped until it catches up.' }),
   REPLICA_CHECK_INTERVAL_MS: Int({ default: 1000, minimum: 100, maximum: 600_000, description: 'How often each replica\'s reachability and lag are checked.' }),
@@ -75,6 +76,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
 export function checkServingConfig (config: Config): void {
   if (config.DATABASE_URL !== undefined && config.CURSOR_SECRET === undefined) {
     throw new ConfigError('Invalid configuration:\n  CURSOR_SECRET is required when DATABASE_URL is set: the same value (32 characters or more, e.g. `openssl rand -base64 48`) on every instance, so that a list cursor made by one instance is accepted by the others.')
+  }
+  if (config.DATABASE_LISTEN_URL !== undefined && config.DATABASE_URL === undefined) {
+    throw new ConfigError('Invalid configuration:\n  DATABASE_LISTEN_URL needs DATABASE_URL: the embedded database listens in process.')
   }
   if (config.DATABASE_REPLICA_URLS !== '' && config.DATABASE_URL === undefined) {
     throw new ConfigError('Invalid configuration:\n  DATABASE_REPLICA_URLS needs DATABASE_URL (the primary): the embedded database has no replicas.')

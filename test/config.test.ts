@@ -39,6 +39,9 @@ t.test('serving on a PostgreSQL server needs a shared cursor secret', async t =>
   t.throws(() => { checkServingConfig(loadConfig({ DATABASE_REPLICA_URLS: 'postgresql://u@r/db' })) }, { message: /DATABASE_REPLICA_URLS needs DATABASE_URL/ })
   t.same(loadConfig({ DATABASE_REPLICA_URLS: 'postgresql://u@r1/db,postgres://u@r2:5433/db' }).DATABASE_REPLICA_URLS, 'postgresql://u@r1/db,postgres://u@r2:5433/db')
   t.throws(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgresql://u@r1/db,,mysql://x' }), { message: /DATABASE_REPLICA_URLS=/ })
+  t.throws(() => { checkServingConfig(loadConfig({ DATABASE_LISTEN_URL: 'postgresql://u@h/db', CURSOR_SECRET: secret })) }, { message: /DATABASE_LISTEN_URL needs DATABASE_URL/ })
+  t.throws(() => loadConfig({ DATABASE_LISTEN_URL: 'mysql://u@h/db' }), { message: /DATABASE_LISTEN_URL=/ })
+  t.doesNotThrow(() => { checkServingConfig(loadConfig({ DATABASE_URL: 'postgresql://u@pooler:6432/db', DATABASE_LISTEN_URL: 'postgresql://u@h/db', CURSOR_SECRET: secret })) })
 })
 
 t.test('the server refuses to start on a server database without CURSOR_SECRET, naming it', async t => {

@@ -11,7 +11,7 @@ t.test('live and ready answer without credentials', async t => {
   t.same(live.json(), { status: 'ok' })
   const ready = await app.inject({ url: '/health/ready' })
   t.equal(ready.statusCode, 200)
-  t.same(ready.json(), { status: 'ok', databases: { primary: 'up', replicas: [] } }, 'no replicas configured')
+  t.same(ready.json(), { status: 'ok', databases: { primary: 'up', replicas: [] }, caller_cache: { status: 'on', reason: null } }, 'no replicas configured; the caller cache hears changes')
 })
 
 t.test('ready is 503 when the database is unreachable; live stays 200', async t => {

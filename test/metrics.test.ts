@@ -68,6 +68,7 @@ t.test('with METRICS_TOKEN: the token is required, and the figures are there', a
   t.equal(sample(text, 'caller_cache_misses_total'), 1, 'the first request looked the caller up')
   t.equal(sample(text, 'caller_cache_hits_total'), 3, 'the next three came from the cache')
   t.equal(sample(text, 'caller_cache_enabled'), 1)
+  t.same(['disabled', 'starting', 'disconnected', 'no_echo'].map(reason => sample(text, 'caller_cache_off_reason', { reason })), [0, 0, 0, 0], 'on: no reason to be off')
   t.equal(sample(text, 'rate_limit_store_redis'), 0, 'counters in memory')
   t.equal(sample(text, 'rate_limit_store_up'), 1)
   t.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'process metrics')
@@ -109,8 +110,8 @@ t.test('pools and replicas are read at scrape time, one series per replica whate
   const config = loadConfig({ LOG_LEVEL: 'silent', METRICS_TOKEN: TOKEN })
   const database = apiDatabase(db, config)
   const replicas: ReplicaState[] = [
-    { name: 'r1.internal:5432/screening', status: 'unknown', lagMs: null },
-    { name: 'r2.internal:5432/screening', status: 'up', lagMs: 120 },
+    { name: 'r1.internal:5432/screening', status: 'unknown', reason: null, lagMs: null },
+    { name: 'r2.internal:5432/screening', status: 'up', reason: null, lagMs: 120 },
   ]
   let pools = [{ pool: 'primary', total: 7, idle: 4, waiting: 0 }]
   const app = await buildApp({ config, database: { ...database, replicas: () => replicas, pools: () => pools } })
@@ -134,7 +135,7 @@ t.test('pools and replicas are read at scrape time, one series per replica whate
   t.equal(sample(text, 'db_replica_lag_seconds', { replica: 'r2.internal:5432/screening' }), 9)
   t.equal(sample(text, 'db_pool_connections', { pool: 'primary', state: 'waiting' }), 5)
   t.equal(sample(text, 'db_pool_connections', { pool: 'replica r2.internal:5432/screening', state: 'idle' }), 2)
-  replicas[1] = { ...replicas[1]!, status: 'down', lagMs: null }
+  replicas[1] = { ...replicas[1]!, status: 'down', reason: 'not_in_recovery', lagMs: null }
   text = await scrape()
   // A label besides `replica` would start a new series at each change of state (and restart an alert's `for:`).
   t.same(text.split('\n').filter(l => l.startsWith('db_replica_up')).sort(), [
@@ -144,6 +145,10 @@ t.test('pools and replicas are read at scrape time, one series per replica whate
   t.equal(sample(text, 'db_replica_status', { replica: 'r2.internal:5432/screening', status: 'down' }), 1)
   t.equal(sample(text, 'db_replica_status', { replica: 'r2.internal:5432/screening', status: 'lagging' }), 0, 'every state always present')
   t.equal(series(text, 'db_replica_status'), 8, 'four states a replica')
+  t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'not_in_recovery' }), 1, 'why it is down')
+  t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'unreachable' }), 0)
+  t.equal(sample(text, 'db_replica_down_reason', { replica: 'r1.internal:5432/screening', reason: 'not_in_recovery' }), 0, 'not down: no reason')
+  t.equal(series(text, 'db_replica_down_reason'), 8, 'four reasons a replica, always present')
   t.equal(sample(text, 'db_replica_lag_seconds', { replica: 'r2.internal:5432/screening' }), undefined, 'lag unknown while down')
 })
 

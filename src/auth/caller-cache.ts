@@ -1,3 +1,4 @@
+import type { DeafReason } from '../db/listen.js'
 import type { Caller } from './caller.js'
 
 /** A caller as loaded, with what decides whether its key is still good. */
@@ -12,6 +13,15 @@ export const CALLER_CHANGED = 'caller_changed'
 interface Entry { caller: LoadedCaller, loadedAt: number }
 
 /**
+ * Why the cache is off: AUTH_CACHE_TTL_MS=0 (`disabled`), changes not heard yet (`starting`),
+ * or no longer heard (the listener's reason).
+ */
+export type CacheOffReason = 'disabled' | 'starting' | DeafReason
+
+/** Every reason, for metrics whose series should not come and go. */
+export const CACHE_OFF_REASONS: readonly CacheOffReason[] = ['disabled', 'starting', 'disconnected', 'no_echo']
+
+/**
  * Callers by key hash, so that an authenticated request costs no query. Correctness rests on
  * invalidation, not on the time bound: every change to a key, user or organization clears
  * the whole cache (changes are rare; a notification per statement, from triggers), and while
@@ -23,11 +33,19 @@ export class CallerCache {
   private readonly entries = new Map<string, Entry>()
   private generation = 0
   private listening = false
+  private deafReason: DeafReason | undefined
   readonly stats = { hits: 0, misses: 0, invalidations: 0 }
 
   constructor (private readonly ttlMs: number, private readonly maxEntries = 10_000) {}
 
   get enabled (): boolean { return this.listening && this.ttlMs > 0 }
+
+  /** Null while on. */
+  get offReason (): CacheOffReason | null {
+    if (this.ttlMs === 0) return 'disabled'
+    if (this.listening) return null
+    return this.deafReason ?? 'starting'
+  }
 
   get (key: string, now: number): LoadedCaller | undefined {
     const entry = this.enabled ? this.entries.get(key) : undefined
@@ -57,8 +75,9 @@ export class CallerCache {
   }
 
   /** Whether changes are being heard; either way, what was cached may be stale: drop it. */
-  setListening (listening: boolean): void {
+  setListening (listening: boolean, reason?: DeafReason): void {
     this.invalidate()
     this.listening = listening
+    this.deafReason = listening ? undefined : reason
   }
 }

@@ -10,7 +10,7 @@ import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
-import { disconnect, displayName, replicaFailed, ReplicaSet, type ReplicaState } from './replicas.js'
+import { disconnect, displayName, replicaFailed, ReplicaSet, type ReplicaState, type ReplicaWatcher } from './replicas.js'
 import { statementName } from './statement-names.js'
 
 export type Prisma = PrismaClient
@@ -34,6 +34,8 @@ export interface Database {
   read: <T>(query: (prisma: PrismaClient) => Promise<T>) => Promise<T>
   /** The replicas and their state at the last check; empty without replicas. */
   replicas: () => ReplicaState[]
+  /** Calls `watcher` on every change of a replica's state (see ReplicaSet.watch); returns the unsubscriber. */
+  watchReplicas: (watcher: ReplicaWatcher) => () => void
   pools: () => PoolStats[]
   close: () => Promise<void>
 }
@@ -74,8 +76,11 @@ const poolStats = (name: string, p: pg.Pool): PoolStats => ({ pool: name, total:
 /**
  * A PostgreSQL server, through node-postgres with explicit, bounded pools: the primary and,
  * with `replicaUrls`, one pool per read replica (application_name `screening-read-api:replica`).
+ * The change listener connects to `listenUrl` (default: `url`), the same database reached
+ * without a transaction-mode pooler; its probes are sent through the primary's pool, where
+ * the data changes, so that a listener that cannot hear them is found (see listen.ts).
  */
-export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[] } = {}): Database {
+export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[], listenUrl?: string } = {}): Database {
   const primary = serverClient(url, config, 'screening-read-api', options)
   const replicaSet = new ReplicaSet((options.replicaUrls ?? []).map(replicaUrl => {
     const { pgPool, prisma } = serverClient(replicaUrl, config, 'screening-read-api:replica', options)
@@ -86,7 +91,10 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
     prisma: primary.prisma,
     kind: 'server',
     adapterFactory: primary.adapterFactory,
-    listen: async (channel, handlers) => await listenOnServer(url, channel, handlers, config.DB_CONNECTION_TIMEOUT_MS),
+    listen: async (channel, handlers) => await listenOnServer(options.listenUrl ?? url, channel, handlers, {
+      timeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
+      probe: async payload => { await primary.pgPool.query('SELECT pg_notify($1, $2)', [channel, payload]) },
+    }),
     read: async query => {
       for (const replica of replicaSet.usable()) {
         try {
@@ -99,6 +107,7 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
       return await query(primary.prisma)
     },
     replicas: () => replicaSet.states(),
+    watchReplicas: watcher => replicaSet.watch(watcher),
     pools: () => [poolStats('primary', primary.pgPool), ...replicaSet.clients().map(r => poolStats(`replica ${r.name}`, r.pool))],
     close: async () => {
       await replicaSet.close()
@@ -122,6 +131,7 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     },
     read: async query => await query(prisma),
     replicas: () => [],
+    watchReplicas: () => () => {},
     pools: () => [],
     close: async () => {
       await prisma.$disconnect()
@@ -154,7 +164,8 @@ export async function openEmbeddedDatabase (dataDir: string | undefined, options
 export async function openDatabase (config: Config, options: ClientOptions = {}): Promise<Database & { created: boolean }> {
   if (config.DATABASE_URL !== undefined) {
     const replicaUrls = config.DATABASE_REPLICA_URLS.split(',').filter(Boolean)
-    return { ...openServerDatabase(config.DATABASE_URL, config, { ...options, replicaUrls }), created: false }
+    const listenUrl = config.DATABASE_LISTEN_URL ?? config.DATABASE_URL
+    return { ...openServerDatabase(config.DATABASE_URL, config, { ...options, replicaUrls, listenUrl }), created: false }
   }
   return await openEmbeddedDatabase(config.DATA_DIR, options)
 }

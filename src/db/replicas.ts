@@ -15,12 +15,28 @@ export interface ReplicaClient {
 
 export type ReplicaStatus = 'unknown' | 'up' | 'lagging' | 'down'
 
+/**
+ * Why a replica is down: it does not answer; a read on it failed (until the next check);
+ * it is not a standby any more (promoted, or detached: a copy that diverges from the
+ * primary from then on); or it replays another timeline than the primary's (it follows a
+ * former primary, or has not caught up with a failover).
+ */
+export type ReplicaDownReason = 'unreachable' | 'read_failed' | 'not_in_recovery' | 'timeline'
+
+/** Every reason, for metrics whose series should not come and go. */
+export const REPLICA_DOWN_REASONS: readonly ReplicaDownReason[] = ['unreachable', 'read_failed', 'not_in_recovery', 'timeline']
+
 export interface ReplicaState {
   name: string
   status: ReplicaStatus
+  /** Why it is down; null unless down. */
+  reason: ReplicaDownReason | null
   /** Replay lag at the last check, ms; null when unknown. */
   lagMs: number | null
 }
+
+/** Called on every change of a replica's status or reason (not of its lag alone). */
+export type ReplicaWatcher = (state: ReplicaState, previous: ReplicaState) => void
 
 // How far a replica is behind, measured against the primary's WAL position rather than the
 // replica's own view: every check samples the primary's position, and a replica's lag is
@@ -29,8 +45,15 @@ export interface ReplicaState {
 // off from its primary (the primary moves on, the replica does not); it needs no privilege
 // (pg_stat_wal_receiver hides its state from a role like the API's). Resolution: one
 // check interval.
-const PRIMARY_LSN_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn'
-const REPLICA_LSN_SQL = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn'
+//
+// A position means something only on the primary's timeline: a replica that is not in
+// recovery any more, or that replays another timeline, is down whatever its position. The
+// primary's timeline is exact (the name of its current WAL file begins with it); a standby's
+// is the timeline of its last restartpoint (pg_control_checkpoint), the one that needs no
+// privilege: a standby that did follow a failover onto the new timeline counts as down until
+// its next restartpoint (docs/operations.md). A wrong timeline is never taken as right.
+const PRIMARY_LSN_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline'
+const REPLICA_LSN_SQL = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline'
 
 /** A pg_lsn ("16/B374D848") as a number. */
 export const lsnValue = (lsn: string): bigint => {
@@ -57,9 +80,24 @@ export class ReplicaSet {
 
   /** The primary's WAL position at recent checks, oldest first. */
   private samples: Sample[] = []
+  /** The primary's timeline at the last check that reached it. */
+  private primaryTimeline: number | undefined
+  private readonly watchers = new Set<ReplicaWatcher>()
 
   constructor (replicas: ReplicaClient[], private readonly options: { primary: pg.Pool, maxLagMs: number, checkIntervalMs: number }) {
-    this.members = replicas.map(r => ({ ...r, status: 'unknown', lagMs: null }))
+    this.members = replicas.map(r => ({ ...r, status: 'unknown', reason: null, lagMs: null }))
+  }
+
+  /**
+   * Calls `watcher` on every change of state from now on, and at once for each replica
+   * whose first check is already done (as a change from unknown). Returns the unsubscriber.
+   */
+  watch (watcher: ReplicaWatcher): () => void {
+    this.watchers.add(watcher)
+    for (const m of this.members) {
+      if (m.status !== 'unknown') watcher(stateOf(m), { name: m.name, status: 'unknown', reason: null, lagMs: null })
+    }
+    return () => { this.watchers.delete(watcher) }
   }
 
   /** Checks now and then every interval; replicas take reads once a check passed. */
@@ -78,28 +116,32 @@ export class ReplicaSet {
   private async checkAll (): Promise<void> {
     // The primary unreachable: no new sample; replicas keep being judged against the last
     // ones (with no writes possible, what they have is as fresh as it gets).
-    const primary = await this.options.primary.query<{ lsn: string }>(PRIMARY_LSN_SQL).catch(() => undefined)
-    if (primary !== undefined) this.samples.push({ at: Date.now(), lsn: lsnValue(primary.rows[0]!.lsn) })
+    const primary = await this.options.primary.query<{ lsn: string, timeline: string }>(PRIMARY_LSN_SQL).catch(() => undefined)
+    if (primary !== undefined) {
+      this.samples.push({ at: Date.now(), lsn: lsnValue(primary.rows[0]!.lsn) })
+      this.primaryTimeline = Number.parseInt(primary.rows[0]!.timeline, 16)
+    }
     const keepFrom = Date.now() - 2 * this.options.maxLagMs - 2 * this.options.checkIntervalMs
     while (this.samples.length > 1 && this.samples[0]!.at < keepFrom) this.samples.shift()
     await Promise.all(this.members.map(async m => { await this.checkOne(m) }))
   }
 
   private async checkOne (member: Member): Promise<void> {
-    let replay: { standby: boolean, lsn: string | null }
+    let replay: { standby: boolean, lsn: string | null, timeline: number | null }
     try {
-      replay = (await member.pool.query<{ standby: boolean, lsn: string | null }>(REPLICA_LSN_SQL)).rows[0]!
+      replay = (await member.pool.query<{ standby: boolean, lsn: string | null, timeline: number | null }>(REPLICA_LSN_SQL)).rows[0]!
     } catch {
-      this.set(member, 'down', null)
+      this.set(member, 'down', null, 'unreachable')
       return
     }
-    const lagMs = this.lagOf(replay)
+    if (!replay.standby) { this.set(member, 'down', null, 'not_in_recovery'); return }
+    if (this.primaryTimeline !== undefined && replay.timeline !== this.primaryTimeline) { this.set(member, 'down', null, 'timeline'); return }
+    const lagMs = this.lagOf(replay.lsn)
     this.set(member, lagMs !== null && lagMs <= this.options.maxLagMs ? 'up' : 'lagging', lagMs)
   }
 
   /** Null: behind every sample kept, i.e. further behind than the bound by far. */
-  private lagOf ({ standby, lsn }: { standby: boolean, lsn: string | null }): number | null {
-    if (!standby) return 0 // promoted: it is a primary now
+  private lagOf (lsn: string | null): number | null {
     if (lsn === null) return null
     if (this.samples.length === 0) return null
     const replayed = lsnValue(lsn)
@@ -112,9 +154,14 @@ export class ReplicaSet {
     return null
   }
 
-  private set (member: Member, status: ReplicaStatus, lagMs: number | null): void {
+  private set (member: Member, status: ReplicaStatus, lagMs: number | null, reason: ReplicaDownReason | null = null): void {
+    const previous = stateOf(member)
     member.status = status
     member.lagMs = lagMs
+    member.reason = reason
+    if (previous.status === status && previous.reason === reason) return
+    const state = stateOf(member)
+    for (const watcher of this.watchers) watcher(state, previous)
   }
 
   /** The replicas that take reads now, rotated so that the load spreads. */
@@ -128,7 +175,7 @@ export class ReplicaSet {
   /** A read failed on this replica: no more reads until a check passes again. */
   markDown (replica: ReplicaClient): void {
     const member = this.members.find(m => m.name === replica.name && m.pool === replica.pool)
-    if (member !== undefined) this.set(member, 'down', null)
+    if (member !== undefined) this.set(member, 'down', null, 'read_failed')
   }
 
   clients (): ReplicaClient[] {
@@ -136,7 +183,7 @@ export class ReplicaSet {
   }
 
   states (): ReplicaState[] {
-    return this.members.map(({ name, status, lagMs }) => ({ name, status, lagMs }))
+    return this.members.map(stateOf)
   }
 
   async close (): Promise<void> {
@@ -146,6 +193,8 @@ export class ReplicaSet {
     await Promise.all(this.members.map(async m => { await disconnect(m.prisma, m.pool) }))
   }
 }
+
+const stateOf = ({ name, status, reason, lagMs }: ReplicaState): ReplicaState => ({ name, status, reason, lagMs })
 
 /** Closes a client and its pool; the adapter ends the pool only if the client ever connected. */
 export async function disconnect (prisma: PrismaClient, pool: pg.Pool): Promise<void> {

@@ -28,8 +28,10 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
       status: 'ok',
       databases: {
         primary: 'up',
-        replicas: app.database.replicas().map(r => ({ name: r.name, status: r.status, lag_ms: r.lagMs === null ? null : Math.round(r.lagMs) })),
+        replicas: app.database.replicas().map(r => ({ name: r.name, status: r.status, reason: r.reason, lag_ms: r.lagMs === null ? null : Math.round(r.lagMs) })),
       },
+      // Off is still ready: every request looks its caller up instead.
+      caller_cache: { status: app.callerCache.enabled ? 'on' : 'off', reason: app.callerCache.offReason },
     }
   })
 }

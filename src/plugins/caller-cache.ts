@@ -18,11 +18,21 @@ export default fp(async function callerCachePlugin (app: FastifyInstance, { ttlM
   const cache = new CallerCache(ttlMs)
   app.decorate('callerCache', cache)
   if (ttlMs === 0) return
+  // The listener reports changes of state only, so each line here is one change.
+  let wasOff = false
   const subscription = await app.database.listen(CALLER_CHANGED, {
     onNotification: () => { cache.invalidate() },
-    onState: listening => {
-      cache.setListening(listening)
-      if (!listening) app.log.warn('not hearing changes to API keys and plans: callers are looked up on every request until the listener reconnects')
+    onState: (listening, reason) => {
+      cache.setListening(listening, reason)
+      if (!listening) {
+        wasOff = true
+        app.log.warn({ reason }, reason === 'no_echo'
+          ? 'caller cache off: the change listener is connected but does not hear notifications (a transaction-mode pooler in DATABASE_LISTEN_URL or DATABASE_URL? another database?); callers are looked up on every request until it does'
+          : 'caller cache off: the change listener is not connected; callers are looked up on every request until it hears changes again')
+      } else if (wasOff) {
+        wasOff = false
+        app.log.info('caller cache on: the change listener hears notifications again')
+      }
     },
   })
   app.addHook('onClose', async () => { await subscription.close() })

@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { ReplicaStatus } from '../db/replicas.js'
+import { CACHE_OFF_REASONS } from '../auth/caller-cache.js'
+import { REPLICA_DOWN_REASONS, type ReplicaStatus } from '../db/replicas.js'
 import { ApiError } from '../errors.js'
 import type { RateLimitStore } from './rate-limit.js'
 
@@ -96,6 +97,19 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   })
   // eslint-disable-next-line no-new
   new Gauge({
+    name: 'db_replica_down_reason',
+    help: 'Why each read replica is down: 1 on the current reason (unreachable, read_failed, not_in_recovery: promoted or detached, timeline: not on the primary\'s timeline), all 0 unless down.',
+    labelNames: ['replica', 'reason'] as const,
+    registers: [register],
+    collect () {
+      this.reset()
+      for (const r of database.replicas()) {
+        for (const reason of REPLICA_DOWN_REASONS) this.set({ replica: r.name, reason }, r.reason === reason ? 1 : 0)
+      }
+    },
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
     name: 'db_replica_lag_seconds',
     help: 'Replay lag of each read replica at the last check, against the primary\'s WAL position.',
     labelNames: ['replica'] as const,
@@ -143,9 +157,20 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   // eslint-disable-next-line no-new
   new Gauge({
     name: 'caller_cache_enabled',
-    help: '1 while the caller cache is on (its change listener is connected and AUTH_CACHE_TTL_MS > 0).',
+    help: '1 while the caller cache is on (its change listener hears its own probe notifications and AUTH_CACHE_TTL_MS > 0).',
     registers: [register],
     collect () { this.set(cache.enabled ? 1 : 0) },
+  })
+  // eslint-disable-next-line no-new
+  new Gauge({
+    name: 'caller_cache_off_reason',
+    help: 'Why the caller cache is off: 1 on the current reason (disabled: AUTH_CACHE_TTL_MS=0; starting; disconnected: no listener connection; no_echo: connected but not hearing notifications), all 0 while on.',
+    labelNames: ['reason'] as const,
+    registers: [register],
+    collect () {
+      const current = cache.offReason
+      for (const reason of CACHE_OFF_REASONS) this.set({ reason }, current === reason ? 1 : 0)
+    },
   })
 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {

@@ -30,13 +30,15 @@ export function replicationTools (): { bindir: string } | { missing: string } {
 
 export interface ReplicatedPair {
   primaryUrl: (database: string) => string
-  standbyUrl: (database: string) => string
+  /** The first standby, or the `index`th with `standbys` > 1. */
+  standbyUrl: (database: string, index?: number) => string
   stopStandby: () => Promise<void>
   startStandby: () => Promise<void>
   close: () => Promise<void>
 }
 
-export async function startReplicatedPair (bindir: string): Promise<ReplicatedPair> {
+/** A primary and `standbys` standbys of it (one by default), each streaming from the primary. */
+export async function startReplicatedPair (bindir: string, { standbys = 1 }: { standbys?: number } = {}): Promise<ReplicatedPair> {
   const dir = mkdtempSync(join(tmpdir(), 'screening-replica-'))
   const asRoot = process.getuid?.() === 0
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })))
@@ -45,8 +47,11 @@ export async function startReplicatedPair (bindir: string): Promise<ReplicatedPa
     await run(cmd, cmdArgs, { cwd: dir, timeout: 60_000 })
   }
   const primaryDir = join(dir, 'primary')
-  const standbyDir = join(dir, 'standby')
-  const [primaryPort, standbyPort] = [await freePort(), await freePort()]
+  const standbyDirs = Array.from({ length: standbys }, (_, i) => join(dir, i === 0 ? 'standby' : `standby${i + 1}`))
+  const standbyDir = standbyDirs[0]!
+  const primaryPort = await freePort()
+  const standbyPorts: number[] = []
+  for (let i = 0; i < standbys; i++) standbyPorts.push(await freePort())
   const settings = (port: number): string => [
     `port = ${port}`, "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${dir}'`,
     'max_wal_senders = 4', 'wal_keep_size = 64MB', 'fsync = off', 'synchronous_commit = off',
@@ -56,7 +61,7 @@ export async function startReplicatedPair (bindir: string): Promise<ReplicatedPa
     await tool('pg_ctl', action === 'start' ? ['-D', data, '-l', `${data}.log`, '-w', '-t', '30', 'start'] : ['-D', data, '-m', 'fast', '-w', 'stop'])
   }
   const close = async (): Promise<void> => {
-    for (const data of [standbyDir, primaryDir]) await tool('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {})
+    for (const data of [...standbyDirs, primaryDir]) await tool('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {})
     rmSync(dir, { recursive: true, force: true })
   }
   try {
@@ -64,9 +69,11 @@ export async function startReplicatedPair (bindir: string): Promise<ReplicatedPa
     await tool('initdb', ['-A', 'trust', '-U', 'postgres', '-D', primaryDir, '--no-sync'])
     appendFileSync(join(primaryDir, 'postgresql.conf'), settings(primaryPort))
     await pgCtl(primaryDir, 'start')
-    await tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', standbyDir, '-R', '-X', 'stream', '--no-sync'])
-    appendFileSync(join(standbyDir, 'postgresql.auto.conf'), `port = ${standbyPort}\n`)
-    await pgCtl(standbyDir, 'start')
+    for (const [i, data] of standbyDirs.entries()) {
+      await tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--no-sync'])
+      appendFileSync(join(data, 'postgresql.auto.conf'), `port = ${standbyPorts[i]!}\n`)
+      await pgCtl(data, 'start')
+    }
   } catch (error) {
     await close()
     throw error
@@ -74,7 +81,7 @@ export async function startReplicatedPair (bindir: string): Promise<ReplicatedPa
   const url = (port: number) => (database: string): string => `postgresql://postgres@127.0.0.1:${port}/${database}`
   return {
     primaryUrl: url(primaryPort),
-    standbyUrl: url(standbyPort),
+    standbyUrl: (database, index = 0) => url(standbyPorts[index]!)(database),
     stopStandby: async () => { await pgCtl(standbyDir, 'stop') },
     startStandby: async () => { await pgCtl(standbyDir, 'start') },
     close,

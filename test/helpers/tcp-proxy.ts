@@ -1,6 +1,9 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 
-interface Pair { client: Socket, upstream: Socket, held: Array<[Socket, Buffer]> }
+interface Pair { client: Socket, upstream: Socket, held: Array<[Socket, Buffer]>, fromServer: Buffer }
+
+// PostgreSQL's NotificationResponse ('A'): the one message a transaction-mode pooler loses.
+const NOTIFICATION = 0x41
 
 const DEFAULT_PORTS: Record<string, number> = { 'postgresql:': 5432, 'postgres:': 5432, 'redis:': 6379 }
 
@@ -9,12 +12,15 @@ const DEFAULT_PORTS: Record<string, number> = { 'postgresql:': 5432, 'postgres:'
  * faults a network and a database make: `cut()` resets every open connection, `refuse()`
  * stops listening (new connections get ECONNREFUSED), `freeze()` lets nothing through in
  * either direction while every socket stays open (a hung server or a dropped route), and
- * `restore()` undoes all three, delivering what was held back in order.
+ * `restore()` undoes all three, delivering what was held back in order. In front of
+ * PostgreSQL without TLS, `muteNotifications()` drops the notifications the server sends
+ * while passing everything else (a pooler that answers queries but loses what LISTEN hears).
  */
 export class TcpProxy {
   private readonly pairs = new Set<Pair>()
   private frozen = false
-  private constructor (private readonly server: Server, private readonly port: number, private readonly target: { host: string, port: number }, readonly url: string) {}
+  private muted = false
+  private constructor (private readonly server: Server, private readonly port: number, private readonly target: { host: string, port: number }, readonly url: string, private readonly postgres: boolean) {}
 
   /** A proxy in front of the server `url` names; its `url` is the same one through the proxy. */
   static async before (url: string): Promise<TcpProxy> {
@@ -25,7 +31,7 @@ export class TcpProxy {
     const proxied = new URL(url)
     proxied.hostname = '127.0.0.1'
     proxied.port = String(port)
-    const proxy = new TcpProxy(server, port, { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }, proxied.toString())
+    const proxy = new TcpProxy(server, port, { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }, proxied.toString(), target.protocol.startsWith('postgres'))
     server.on('connection', socket => { proxy.accept(socket) })
     return proxy
   }
@@ -43,6 +49,10 @@ export class TcpProxy {
 
   freeze (): void {
     this.frozen = true
+  }
+
+  muteNotifications (muted = true): void {
+    this.muted = muted
   }
 
   async restore (): Promise<void> {
@@ -65,10 +75,12 @@ export class TcpProxy {
 
   private accept (client: Socket): void {
     const upstream = connect(this.target.port, this.target.host)
-    const pair: Pair = { client, upstream, held: [] }
+    const pair: Pair = { client, upstream, held: [], fromServer: Buffer.alloc(0) }
     this.pairs.add(pair)
     const forward = (from: Socket, to: Socket): void => {
-      from.on('data', chunk => {
+      from.on('data', (data: Buffer) => {
+        const chunk = from === upstream && this.postgres ? this.filterServerMessages(pair, data) : data
+        if (chunk.length === 0) return
         if (this.frozen) pair.held.push([to, chunk])
         else to.write(chunk)
       })
@@ -77,6 +89,23 @@ export class TcpProxy {
     }
     forward(client, upstream)
     forward(upstream, client)
+  }
+
+  /**
+   * The server's side cut into whole messages (a type byte and a length that counts itself),
+   * notifications dropped while muted; a partial message waits for the rest.
+   */
+  private filterServerMessages (pair: Pair, data: Buffer): Buffer {
+    let pending = Buffer.concat([pair.fromServer, data])
+    const kept: Buffer[] = []
+    while (pending.length >= 5) {
+      const end = 1 + pending.readInt32BE(1)
+      if (pending.length < end) break
+      if (!(this.muted && pending[0] === NOTIFICATION)) kept.push(pending.subarray(0, end))
+      pending = pending.subarray(end)
+    }
+    pair.fromServer = Buffer.from(pending)
+    return Buffer.concat(kept)
   }
 
   /** Closes both sides; `reset` sends the client a TCP RST, as a dead peer or router would. */
