@@ -27,11 +27,8 @@ CREATE TABLE "screen_summary_deltas" (
     "score_sum" DECIMAL NOT NULL,
     "changed_at" BIGINT NOT NULL,
 
-    CONSTRAINT "screen_summary_deltas_pkey" PRIMARY KEY ("id")
+    CONSTRAINT "screen_summary_deltas_pkey" PRIMARY KEY ("job_id","id")
 );
-
--- CreateIndex
-CREATE INDEX "screen_summary_deltas_job_id_idx" ON "screen_summary_deltas"("job_id");
 
 -- Below, what Prisma cannot express.
 
@@ -246,7 +243,7 @@ BEGIN
 
   WITH moved AS (
     DELETE FROM screen_summary_deltas
-    WHERE id IN (SELECT id FROM screen_summary_deltas WHERE job_id = ANY (locked) ORDER BY id LIMIT max_deltas)
+    WHERE (job_id, id) IN (SELECT job_id, id FROM screen_summary_deltas WHERE job_id = ANY (locked) ORDER BY id LIMIT max_deltas)
     RETURNING job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at
   ), stats AS (
     INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes)
