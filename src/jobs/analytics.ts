@@ -54,7 +54,7 @@ const knownZones = new Set<string>()
  * which PostgreSQL would read with inverted signs, are refused) and known to the runtime.
  */
 export function isTimeZone (name: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || name.length > 64) return false
+  if (name.length > 64 || !/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name)) return false
   const key = name.toLowerCase()
   if (knownZones.has(key)) return true
   try {
