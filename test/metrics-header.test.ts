@@ -84,7 +84,9 @@ t.test('a concurrent client\'s p99 does not move while the header is sent again 
   figures.push(`/health/live alone: ${quiet.length} requests, p50 ${p(quiet, 50)} ms, p99 ${p(quiet, 99)} ms; ` +
     `during ${attacks} attack requests (${(attacks / 3).toFixed(0)}/s): ${loud.length} requests, p50 ${p(loud, 50)} ms, p99 ${p(loud, 99)} ms`)
   t.ok(attacks > 20, `${attacks} attack requests were sent`)
-  // Each attack request held the loop for about 260 ms with the old pattern, so the p99 of
-  // a neighbour went past that; the bound leaves room for a shared 2-core machine's noise.
-  t.ok(percentile(loud, 99) < Math.max(3 * percentile(quiet, 99), 25), `p99 ${p(loud, 99)} ms under attack vs ${p(quiet, 99)} ms without`)
+  // Each attack request held the loop for 260 ms or more with the old pattern, so the p99
+  // of a neighbour went past that (1.5 s measured). What remains is the attacker's share of
+  // the CPU (hundreds of 16 KB requests a second on 2 shared cores): the bound allows for
+  // that and for a busy CI machine, and stays 5 times below one blocked loop.
+  t.ok(percentile(loud, 99) < Math.max(3 * percentile(quiet, 99), 50), `p99 ${p(loud, 99)} ms under attack vs ${p(quiet, 99)} ms without`)
 })
