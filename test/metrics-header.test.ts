@@ -49,10 +49,11 @@ t.test('the input is one a backtracking pattern chokes on (so this test would se
   const started = performance.now()
   t.ok(/^bearer +(.+?) *$/i.exec(ATTACK), 'the old pattern matches it')
   const old = performance.now() - started
-  const again = performance.now()
   t.equal(bearerCredential(ATTACK), `a${' '.repeat(16_000)}b`, 'the parser takes the credential whole, inner spaces and all')
-  const now = performance.now() - again
-  figures.push(`old pattern ${old.toFixed(1)} ms on the header in this process, parser ${now.toFixed(3)} ms`)
+  // The median of ten calls: one call's time on a busy machine is mostly noise.
+  const runs = Array.from({ length: 10 }, () => { const started = performance.now(); bearerCredential(ATTACK); return performance.now() - started })
+  const now = percentile(runs, 50)
+  figures.push(`old pattern ${old.toFixed(1)} ms on the header in this process, parser ${now.toFixed(3)} ms (median of 10)`)
   t.ok(old > 50, `the old pattern takes ${old.toFixed(0)} ms`)
   t.ok(now < 5, `the parser ${now.toFixed(3)} ms`)
 })
