@@ -1,7 +1,8 @@
 # The API as production runs it: compiled JavaScript on a supported Node LTS, production
 # dependencies only, as a non-root user. Migrations are not run here: the one-shot
 # `migrate` service of docker-compose.yml (or your release step) runs `node dist/migrate.js`.
-# Secrets (DATABASE_URL, CURSOR_SECRET, METRICS_TOKEN) come from the environment at run time.
+# Secrets (DATABASE_URL, CURSOR_SECRET, METRICS_TOKEN; API_DB_PASSWORD for migrate) come
+# from the environment at run time.
 
 FROM node:24-slim AS build
 WORKDIR /app
@@ -28,6 +29,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 COPY --from=build /app/prisma/schema.prisma ./prisma/schema.prisma
+# The API role's script: the migrate step runs it (dist/db/api-role.js; the image has no psql).
+COPY --from=build /app/prisma/sql ./prisma/sql
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000

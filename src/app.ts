@@ -46,7 +46,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   let rateLimitStore: RateLimitStore | undefined
   await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })
 
-  await app.register(healthRoutes, { prefix: '/health' })
+  await app.register(healthRoutes, { prefix: '/health', metricsToken: config.METRICS_TOKEN })
   await app.register(async (api) => {
     await api.register(rateLimitPlugin, { perKeyMax: config.RATE_LIMIT_MAX, failedAuthMax: config.AUTH_FAILURE_LIMIT, windowSeconds: config.RATE_LIMIT_WINDOW_S, redisUrl: config.REDIS_URL, onStore: store => { rateLimitStore = store } })
     await api.register(authPlugin)

@@ -1,5 +1,10 @@
 // npm run db:migrate (or `node dist/migrate.js` from the build): applies pending migrations to the database DATABASE_URL names, through
 // the WebAssembly schema engine (same `_prisma_migrations` table as `prisma migrate deploy`).
+// With API_DB_PASSWORD set, then makes or updates the API's role (API_DB_ROLE, screening_api
+// by default) from prisma/sql/api-role.sql with that password: docker-compose.yml's migrate
+// step does, so that the API never connects as the owner. They are the migrate step's
+// settings, not the service's: read here, not in the service's configuration.
+import { applyApiRole } from './db/api-role.js'
 import { ConfigError, loadConfig } from './config.js'
 import { openServerDatabase } from './db/database.js'
 import { applyMigrations } from './db/migrations.js'
@@ -22,6 +27,12 @@ try {
     console.log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.join(', ')}`)
   } finally {
     await db.close()
+  }
+  const password = process.env.API_DB_PASSWORD
+  if (password !== undefined && password !== '') {
+    const role = process.env.API_DB_ROLE ?? 'screening_api'
+    await applyApiRole(config.DATABASE_URL, role, password)
+    console.log(`API role ${role}: created or updated (prisma/sql/api-role.sql), password set.`)
   }
 } catch (error) {
   console.error(error instanceof ConfigError ? error.message : error)

@@ -36,7 +36,8 @@ t.test('an undocumented status, a missing request id, a 304 with a body, a bad h
   t.match(contractProblems({ ...observed, headers: noId }), [/x-request-id is missing/])
   t.match(contractProblems({ ...observed, headers: { ...res.headers, 'x-ratelimit-remaining': 'lots' } }), [/X-RateLimit-Remaining=lots/])
   const get = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
-  t.match(contractProblems({ method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 304, headers: get.headers, body: get.body }), [/a body where none is documented/])
+  const { 'content-type': _t, 'content-length': _l, ...bodilessHeaders } = get.headers
+  t.match(contractProblems({ method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 304, headers: bodilessHeaders, body: get.body }), [/a body where none is documented/])
 })
 
 t.test('error bodies and their headers are checked too', async t => {
@@ -51,4 +52,32 @@ t.test('error bodies and their headers are checked too', async t => {
   const { etag: _e, ...noEtag } = ok.headers
   t.match(contractProblems({ method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 200, headers: noEtag, body: ok.body }), [/etag is missing/])
   t.ok(new ContractError('x') instanceof Error, 'assertContract throws a ContractError')
+})
+
+t.test('a 304: declared for every operation that sends one, with its ETag, and no Content-Type or Content-Length', async t => {
+  for (const url of [`/api/jobs/${job.id}`, '/api/jobs', '/api/me']) {
+    const ok = await app.inject({ url, headers: tenant.auth })
+    const res = await app.inject({ url, headers: { ...tenant.auth, 'if-none-match': ok.headers.etag as string } })
+    t.equal(res.statusCode, 304, `${url}: 304 (and the test app found it documented)`)
+    t.equal(res.headers['content-type'], undefined, 'no content-type')
+    t.equal(res.headers['content-length'], undefined, 'no content-length')
+    t.equal(res.headers.etag, ok.headers.etag, 'the ETag')
+    const observed = { method: 'GET', url, statusCode: 304, headers: res.headers, body: '' }
+    t.same(contractProblems(observed), [])
+    t.match(contractProblems({ ...observed, headers: { ...res.headers, 'content-type': 'application/json; charset=utf-8' } }), [/content-type application\/json; charset=utf-8 where no content is documented/])
+    t.match(contractProblems({ ...observed, headers: { ...res.headers, 'content-length': '0' } }), [/content-length 0 where no content is documented/])
+    const { etag: _, ...noEtag } = res.headers
+    t.match(contractProblems({ ...observed, headers: noEtag }), [/etag is missing/])
+  }
+})
+
+t.test('a header the document does not declare for the response fails; so does an undocumented content type', async t => {
+  const res = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
+  const observed = { method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 200, headers: res.headers, body: res.body }
+  t.match(contractProblems({ ...observed, headers: { ...res.headers, 'x-powered-by': 'Fastify' } }), [/header x-powered-by is not documented for this response/])
+  t.match(contractProblems({ ...observed, headers: { ...res.headers, 'content-type': 'text/plain' } }), [/content-type text\/plain is not one of application\/json/])
+  const missing = await app.inject({ url: '/api/jobs/00000000-0000-4000-8000-000000000000', headers: tenant.auth })
+  t.equal(missing.statusCode, 404)
+  t.match(contractProblems({ method: 'GET', url: '/api/jobs/00000000-0000-4000-8000-000000000000', statusCode: 404, headers: { ...missing.headers, etag: '"x"' }, body: missing.body }), [/header etag is not documented/], 'an ETag on an error')
+  t.match(contractProblems({ method: 'GET', url: '/api/jobs/00000000-0000-4000-8000-000000000000', statusCode: 404, headers: { ...missing.headers, 'retry-after': '5' }, body: missing.body }), [/header retry-after is not documented/])
 })

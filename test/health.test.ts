@@ -3,6 +3,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openServerDatabase } from '../src/db/database.js'
 import { buildTestApp } from './helpers/app.js'
+import { createTestDatabase } from './helpers/database.js'
 
 t.test('live and ready answer without credentials', async t => {
   const { app } = await buildTestApp(t)
@@ -11,7 +12,31 @@ t.test('live and ready answer without credentials', async t => {
   t.same(live.json(), { status: 'ok' })
   const ready = await app.inject({ url: '/health/ready' })
   t.equal(ready.statusCode, 200)
-  t.same(ready.json(), { status: 'ok', databases: { primary: 'up', replicas: [] }, caller_cache: { status: 'on', reason: null } }, 'no replicas configured; the caller cache hears changes')
+  t.same(ready.json(), { status: 'ok' }, 'the status alone: no METRICS_TOKEN, no detail')
+})
+
+t.test('readiness detail (internal database names) only with the METRICS_TOKEN bearer', async t => {
+  const token = 'metrics-token-for-tests-0123456789'
+  const config = loadConfig({ LOG_LEVEL: 'silent', METRICS_TOKEN: token })
+  const db = await createTestDatabase()
+  // On a server, with a replica that does not answer (port 9, discard on loopback): its
+  // host:port/name is what must not leak. (The embedded database takes no replicas.)
+  const database = db.apiUrl === undefined
+    ? { ...db, close: async () => {} }
+    : openServerDatabase(db.apiUrl, config, { replicaUrls: ['postgresql://nobody@127.0.0.9:9/internal_replica_db'] })
+  const app = await buildApp({ config, database })
+  t.teardown(async () => { await app.close(); await db.close() })
+  for (const authorization of [undefined, 'Bearer wrong-token-wrong-token', `Basic ${token}`, `Bearer ${token}x`]) {
+    const res = await app.inject({ url: '/health/ready', headers: authorization === undefined ? {} : { authorization } })
+    t.equal(res.statusCode, 200, `ready: ${authorization ?? 'no header'}`)
+    t.same(res.json(), { status: 'ok' }, 'the status alone')
+    t.notMatch(res.body, /internal_replica_db|127\.0\.0\.9/, 'no host or database name')
+    t.equal(res.headers.vary, 'authorization', 'Vary: the answer depends on the credential')
+  }
+  const detailed = await app.inject({ url: '/health/ready', headers: { authorization: `bearer   ${token}` } })
+  t.equal(detailed.statusCode, 200)
+  t.match(detailed.json(), { status: 'ok', databases: { primary: 'up', replicas: db.apiUrl === undefined ? [] : [{ name: '127.0.0.9:9/internal_replica_db' }] } }, 'with the token: the detail')
+  t.equal(detailed.headers['cache-control'], 'no-store')
 })
 
 t.test('ready is 503 when the database is unreachable; live stays 200', async t => {

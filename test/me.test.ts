@@ -32,3 +32,26 @@ for (const c of cases) {
     t.match(body.user.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'timestamps have milliseconds and Z')
   })
 }
+
+t.test('conditional: an ETag, a 304 for it, a 200 once the answer changes, a 400 for an over-long If-None-Match', async t => {
+  const tenant = await createTenant(prisma, { plan: 'pro' })
+  const first = await app.inject({ url: '/api/me', headers: tenant.auth })
+  const etag = first.headers.etag as string
+  t.match(etag, /^"[A-Za-z0-9_-]{27}"$/)
+  t.equal(first.headers['cache-control'], 'private, no-cache')
+  t.equal((await app.inject({ url: '/api/me', headers: { ...tenant.auth, 'if-none-match': etag } })).statusCode, 304)
+  await prisma.user.update({ where: { id: tenant.userId }, data: { name: 'Renamed' } })
+  // On a server the caller is cached until the change's notification arrives (asynchronous,
+  // docs/decisions.md): the new answer within a few seconds, not necessarily the next request.
+  const conditional = async () => await app.inject({ url: '/api/me', headers: { ...tenant.auth, 'if-none-match': etag } })
+  let changed = await conditional()
+  for (const until = Date.now() + 5000; changed.statusCode === 304 && Date.now() < until;) {
+    await new Promise(resolve => setTimeout(resolve, 20))
+    changed = await conditional()
+  }
+  t.equal(changed.statusCode, 200, 'a changed name: the new answer')
+  t.not(changed.headers.etag, etag)
+  const long = await app.inject({ url: '/api/me', headers: { ...tenant.auth, 'if-none-match': `"${'a'.repeat(1030)}"` } })
+  t.equal(long.statusCode, 400)
+  t.match(long.json(), { code: 'invalid_request', details: [{ path: 'headers/if-none-match' }] })
+})

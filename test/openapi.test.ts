@@ -38,3 +38,12 @@ t.test('Swagger UI is served at /docs', async t => {
   t.equal(init.statusCode, 200)
   t.match(init.body, /persistAuthorization/)
 })
+
+t.test('servers: PUBLIC_URL when set; otherwise none (not `/`, which generators joined into `//api/me`)', async t => {
+  t.equal(doc.servers, undefined, 'no PUBLIC_URL: no servers entry')
+  const { app: deployed } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.screening.example' } })
+  const served = (await deployed.inject({ url: '/openapi.json' })).json()
+  t.same(served.servers, [{ url: 'https://api.screening.example', description: 'This deployment (production)', 'x-internal': false }])
+  const committed = (await import('../openapi/openapi.json', { with: { type: 'json' } })).default as { servers?: unknown }
+  t.equal(committed.servers, undefined, 'the committed document has none either')
+})

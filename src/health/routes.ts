@@ -1,17 +1,28 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { bearerMatcher } from '../auth/bearer.js'
 import { databaseUnavailable } from '../errors.js'
 
 const READY_TIMEOUT_MS = 1000
 
+export interface HealthOptions {
+  /** METRICS_TOKEN: the bearer token that also unlocks readiness's detail. */
+  metricsToken: string | undefined
+}
+
 /**
  * Liveness and readiness, without credentials and outside the documented API. Ready means
- * the primary answers (it serves everything when no replica is up); the replicas are listed
- * with their state at the last check, so an operator sees which databases are reachable.
+ * the primary answers (it serves everything when no replica is up). Its detail (each
+ * database by host:port/name, with its state at the last check) names internal hosts, so it
+ * is only for the bearer of METRICS_TOKEN, like /metrics: load balancers and the proxy need
+ * the status alone. A missing or wrong token gets the status, not a 401, so that a health
+ * check never fails over a header.
  */
-const healthRoutes: FastifyPluginAsync = async (app) => {
+const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { metricsToken }) => {
+  const operator = metricsToken === undefined ? () => false : bearerMatcher(metricsToken)
+
   app.get('/live', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
-  app.get('/ready', { schema: { hide: true } }, async () => {
+  app.get('/ready', { schema: { hide: true } }, async (request, reply) => {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { reject(new Error('readiness query timed out')) }, READY_TIMEOUT_MS)
@@ -24,6 +35,9 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
     } finally {
       clearTimeout(timer)
     }
+    // The answer depends on the header: no shared cache may give one caller's to another.
+    reply.header('vary', 'authorization').header('cache-control', 'no-store')
+    if (!operator(request.headers.authorization)) return { status: 'ok' }
     return {
       status: 'ok',
       databases: {

@@ -90,7 +90,7 @@ const readings = new Map<string, ZoneReading>()
  * (checked by the query: isUnknownTimeZone).
  */
 export function readTimeZone (name: string): ZoneReading {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || name.length > 64) return { refused: '' }
+  if (name.length > 64 || !/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(name)) return { refused: '' }
   const key = name.toLowerCase()
   const known = readings.get(key)
   if (known !== undefined) return known

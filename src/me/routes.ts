@@ -3,19 +3,22 @@ import { Type } from '@sinclair/typebox'
 import { entitlements } from '../auth/caller.js'
 import { MeSchema, type Me } from '../schemas/me.js'
 import { meExample } from '../schemas/examples.js'
-import { errorResponses, jsonResponse } from '../schemas/responses.js'
+import { ConditionalHeaders } from '../schemas/params.js'
+import { errorResponses, notModifiedResponse, okResponse } from '../schemas/responses.js'
 
 const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {
     schema: {
       operationId: 'getMe',
       summary: 'Get the current user',
-      description: 'The caller\'s user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403. Answered from the credential check alone: no further database query.',
+      description: 'The caller\'s user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403. Answered from the credential check alone: no further database query.\n\nSend the `ETag` back in `If-None-Match` to get a 304 while nothing in the answer changed (the plan, its period, the user\'s name...). The entitlements are computed at each request, so a 304 also means they are the same.',
       tags: ['Account'],
       security: [{ bearerAuth: [] }],
+      headers: ConditionalHeaders,
       response: {
-        200: jsonResponse(Type.Ref(MeSchema), 'The caller.', meExample),
-        ...errorResponses([401]),
+        200: okResponse(Type.Ref(MeSchema), 'The caller.', meExample),
+        304: notModifiedResponse,
+        ...errorResponses([400, 401]),
       },
     },
   }, async (request): Promise<Me> => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { apiKeyPrefix, hashApiKey } from '../auth/api-keys.js'
+import { bearerCredential } from '../auth/bearer.js'
 import type { Caller } from '../auth/caller.js'
 import type { LoadedCaller } from '../auth/caller-cache.js'
 import { findCallerByKeyHash, touchKey } from '../auth/repository.js'
@@ -15,8 +16,6 @@ declare module 'fastify' {
 
 /** `last_used_at` is recorded at most this often per key: no write on every request. */
 export const LAST_USED_RESOLUTION_MS = 5 * 60_000
-
-const BEARER = /^bearer +(\S+) *$/i
 
 // Every failure is the same 401: nothing tells a caller whether a key ever existed.
 const unauthorized = (): ApiError => new ApiError(401, 'A valid API key is required: send `Authorization: Bearer <api key>`.')
@@ -54,9 +53,9 @@ export default fp(async function authPlugin (app: FastifyInstance) {
   }
 
   app.addHook('onRequest', async (request, reply) => {
-    const header = request.headers.authorization
-    const key = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
-    // A string that cannot be one of our keys is refused without a database query.
+    // A string that cannot be one of our keys (spaces in it, say) is refused without a
+    // database query.
+    const key = bearerCredential(request.headers.authorization)
     if (key === undefined || apiKeyPrefix(key) === undefined) return await refuse(request, reply)
     const now = new Date()
     const caller = await lookUp(hashApiKey(key), now)

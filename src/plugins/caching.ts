@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import { Readable } from 'node:stream'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
 // Our own rather than @fastify/etag: that plugin tags every response, errors included (a
@@ -30,6 +31,20 @@ export function notModified (reply: FastifyReply, etag: string): FastifyReply {
 }
 
 /**
+ * A 304 describes the 200 it stands for without carrying a body: no Content-Type, and no
+ * Content-Length (RFC 9110 §15.4.5 allows one only if it equals the 200's, and a route
+ * answering from a version does not know it). A null payload is what makes Fastify leave
+ * Content-Length out; the JSON serializer had already set the type.
+ */
+function bodiless (request: FastifyRequest, reply: FastifyReply): null | Readable {
+  reply.removeHeader('content-type')
+  reply.removeHeader('content-length')
+  // Fastify's HEAD hook runs after this one and sets a Content-Length from any payload but
+  // a stream (and fails on null): an empty stream makes it leave the header out.
+  return request.method === 'HEAD' ? Readable.from([]) : null
+}
+
+/**
  * Conditional GETs: every 200 carries a strong ETag, the route's own (set before the body is
  * sent: versionedEtag) or else one computed from its body (so it changes whenever any field
  * does); a matching If-None-Match gets 304 with no body. Both carry `Cache-Control: private,
@@ -37,8 +52,9 @@ export function notModified (reply: FastifyReply, etag: string): FastifyReply {
  */
 export default fp(async function cachingPlugin (app: FastifyInstance) {
   app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 304) return bodiless(request, reply)
     // A route may have set its ETag before an error replaced its answer.
-    if (reply.statusCode !== 200 && reply.statusCode !== 304) reply.removeHeader('etag')
+    if (reply.statusCode !== 200) reply.removeHeader('etag')
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload
     const own = reply.getHeader('etag')
     const etag = typeof own === 'string' ? own : etagOf(payload)
@@ -46,7 +62,7 @@ export default fp(async function cachingPlugin (app: FastifyInstance) {
     const header = request.headers['if-none-match']
     if (header !== undefined && ifNoneMatchMatches(header, etag)) {
       reply.code(304)
-      return ''
+      return bodiless(request, reply)
     }
     return payload
   })

@@ -26,7 +26,11 @@ export default fp(async function openapiPlugin (app: FastifyInstance, { publicUr
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Screening Read API', version, description: DESCRIPTION, contact: { name: 'Screening API team', email: 'api@screening.example' }, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
-      servers: [{ url: publicUrl ?? '/', description: publicUrl === undefined ? 'The host serving this document (local or production)' : 'This deployment (production)', 'x-internal': false } as { url: string, description: string }],
+      // PUBLIC_URL when set. Otherwise no entry at all, which generators read as "the caller
+      // gives the base URL" (relative paths, or a required option): `/`, the spec's implied
+      // default, made swagger-typescript-api build `//api/me`; docs/decisions.md has the
+      // survey of generators.
+      ...(publicUrl === undefined ? {} : { servers: [{ url: publicUrl, description: 'This deployment (production)', 'x-internal': false } as { url: string, description: string }] }),
       tags: [
         { name: 'Jobs', description: 'Jobs of the caller\'s organization, with their counts and scores.' },
         { name: 'Analytics', description: 'Completion and score analytics of a job. Pro plan only.' },

@@ -78,7 +78,7 @@ t.test('the image: node dist/server.js under tini, as node; compose migrates wit
   t.same(instructions('USER'), ['node'], 'not root')
   t.match(healthCommand.join(' '), /\/health\/ready/, 'a health check on readiness')
   t.match(imageEnv, { NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000' })
-  t.same([...imageFiles].sort(), ['dist', 'node_modules', 'package.json', 'prisma/migrations', 'prisma/schema.prisma'], 'compiled code, production dependencies and migrations only')
+  t.same([...imageFiles].sort(), ['dist', 'node_modules', 'package.json', 'prisma/migrations', 'prisma/schema.prisma', 'prisma/sql'], 'compiled code, production dependencies, migrations and the API role\'s script only')
   const { migrate, api } = compose.services
   t.same(migrateCommand, ['node', 'dist/migrate.js'])
   t.same([migrate?.build, migrate?.image], [api?.build ?? 'no build', api?.image], 'migrate runs the API\'s image')
@@ -112,17 +112,29 @@ t.test('against PostgreSQL as the compose file runs it: the migrate command, the
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${name}`)
-  t.teardown(async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end() })
+  // The API's role as the migrate step makes it, named for this test (roles are the
+  // cluster's, not the database's) and dropped with the database.
+  const role = `${name}_api`
+  t.teardown(async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.query(`DROP ROLE IF EXISTS ${role}`); await admin.end() })
   const url = new URL(serverUrl!)
   url.pathname = `/${name}`
   // The image's environment, plus what Compose passes; nothing inherited from this process.
   // Loopback instead of 0.0.0.0: a test listens on no public interface.
-  const env = { PATH: process.env.PATH, ...imageEnv, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: url.toString() }
+  const migrateEnv = { PATH: process.env.PATH, ...imageEnv, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: url.toString(), API_DB_ROLE: role, API_DB_PASSWORD: randomBytes(24).toString('hex') }
+  const apiUrl = new URL(url)
+  apiUrl.username = role
+  apiUrl.password = migrateEnv.API_DB_PASSWORD
+  const env = { ...migrateEnv, API_DB_ROLE: undefined, API_DB_PASSWORD: undefined, DATABASE_URL: apiUrl.toString() }
 
   const [migrate, migrateArgs] = command(migrateCommand)
-  const migrated = await run(migrate, migrateArgs, { cwd: dir, env })
+  const migrated = await run(migrate, migrateArgs, { cwd: dir, env: migrateEnv })
   t.match(migrated.stdout, /^Applied: \S/m, 'the migrate command applies the migrations to an empty database')
-  t.match((await run(migrate, migrateArgs, { cwd: dir, env })).stdout, /^No pending migrations\.$/m, 'and again, as on every deploy: nothing to do')
+  t.match(migrated.stdout, new RegExp(`^API role ${role}: created or updated`, 'm'), 'and makes the API\'s role')
+  const again = (await run(migrate, migrateArgs, { cwd: dir, env: migrateEnv })).stdout
+  t.match(again, /^No pending migrations\.$/m, 'and again, as on every deploy: nothing to do')
+  t.match(again, new RegExp(`^API role ${role}: created or updated`, 'm'), 'but the role\'s grants and password, brought up to date')
+  const { rows: [made] } = await admin.query<{ rolsuper: boolean, rolcreaterole: boolean, rolcreatedb: boolean }>('SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = $1', [role])
+  t.same(made, { rolsuper: false, rolcreaterole: false, rolcreatedb: false }, 'the API runs as a role with no superuser, role or database rights')
 
   const [program, args] = command(imageCommand)
   const refused = await run(program, args, { cwd: dir, env: { ...env, PORT: String(await freePort()) }, timeout: 30_000 })

@@ -72,6 +72,7 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
     REPLICA_CHECK_INTERVAL_MS: String(CHECK_MS),
     CURSOR_SECRET: 'x'.repeat(32),
+    METRICS_TOKEN: 'metrics-token-for-tests-0123456789',
   })
   const database = openServerDatabase(config.DATABASE_URL!, config, { replicaUrls: [config.DATABASE_REPLICA_URLS] })
   const app = await buildApp({ config, database })
@@ -84,7 +85,9 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
   const replicaState = () => app.database.replicas()[0]!
 
   await until('the replica is up', async () => replicaState().status === 'up', 5000)
-  const ready = await app.inject({ url: '/health/ready' })
+  // Readiness's detail is the operator's: it needs the metrics token.
+  const operator = { authorization: 'Bearer metrics-token-for-tests-0123456789' }
+  const ready = await app.inject({ url: '/health/ready', headers: operator })
   t.match(ready.json(), { status: 'ok', databases: { primary: 'up', replicas: [{ name: `127.0.0.1:${new URL(pair.standbyUrl('x')).port}/screening`, status: 'up' }] } }, '/health/ready lists the replica as up')
 
   await t.test('reads are served by the replica', async t => {
@@ -103,7 +106,7 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
 
     const skippedAfter = await until('the lagging replica is skipped', async () => await interviews() === 3, MAX_LAG_MS + 5 * CHECK_MS + 2000)
     t.equal(replicaState().status, 'lagging', 'and reported lagging')
-    t.match((await app.inject({ url: '/health/ready' })).json(), { status: 'ok', databases: { replicas: [{ status: 'lagging' }] } }, '/health/ready says so; still ready: the primary serves')
+    t.match((await app.inject({ url: '/health/ready', headers: operator })).json(), { status: 'ok', databases: { replicas: [{ status: 'lagging' }] } }, '/health/ready says so; still ready: the primary serves')
     figures.push(`lagging replica skipped ${skippedAfter.toFixed(0)} ms after its replay paused (REPLICA_MAX_LAG_MS ${MAX_LAG_MS}, checks every ${CHECK_MS} ms)`)
 
     await control.query('SELECT pg_wal_replay_resume()')

@@ -1,11 +1,15 @@
 import { readFileSync } from 'node:fs'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
+import { helmetHeaders } from '../../src/plugins/security-headers.js'
 
 // Every response a test receives through the test app is checked against the committed
 // OpenAPI document: the status must be documented for the operation, the body must match
-// its schema (additionalProperties are false: an undocumented field fails), documented
-// headers must match theirs, required ones must be there, and a 304 has no body.
+// its schema (additionalProperties are false: an undocumented field fails), every header
+// sent must be documented for that status (but those of HTTP itself and the security
+// headers every response carries), documented headers must match theirs, required ones
+// must be there, Content-Type is one of the documented media types, and a response
+// documented without content (a 304) has no body, no Content-Type and no Content-Length.
 
 interface Header { required?: boolean, schema: Record<string, unknown> }
 interface ResponseObject { headers?: Record<string, Header>, content?: Record<string, unknown> }
@@ -23,6 +27,13 @@ const routes = Object.entries(document.paths).flatMap(([path, item]) => Object.e
   pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
   operation,
 })))
+
+// Headers that are not an operation's to declare: HTTP's own, CORS's (when CORS_ORIGINS
+// is set) and Helmet's, which every response of the service carries (docs/decisions.md).
+// Content-Type and Content-Length are checked against the documented content instead.
+const TRANSPORT = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'vary'])
+const SECURITY = new Set(Object.keys(helmetHeaders({})))
+const undeclarable = (name: string): boolean => TRANSPORT.has(name) || SECURITY.has(name) || name.startsWith('access-control-')
 
 const pointer = (...segments: string[]): string =>
   'openapi#/' + segments.map(s => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')
@@ -52,9 +63,21 @@ export function contractProblems (res: ObservedResponse): string[] {
   // wait on 429s and 503s.
   const mustHave = ['x-request-id', ...({ 200: ['etag', 'cache-control'], 304: ['etag'], 401: ['www-authenticate'], 429: ['retry-after', 'x-ratelimit-limit'], 503: ['retry-after'] } as Record<number, string[]>)[res.statusCode] ?? []]
   for (const name of mustHave) {
-    // /api/me is not cacheable (it has no ETag): the rule for 200s is for the job operations.
-    if ((name === 'etag' || name === 'cache-control') && route.operation.operationId === 'getMe') continue
     if (res.headers[name] === undefined) problems.push(`${where}: ${name} is missing`)
+  }
+  const declared = new Set(Object.keys(documented.headers ?? {}).map(name => name.toLowerCase()))
+  for (const name of Object.keys(res.headers)) {
+    if (name === 'content-type' || name === 'content-length' || undeclarable(name) || declared.has(name)) continue
+    problems.push(`${where}: header ${name} is not documented for this response`)
+  }
+  const type = res.headers['content-type']
+  if (documented.content === undefined) {
+    // RFC 9110 §15.4.5: a 304 may carry Content-Length only if it equals the 200's; ours has
+    // neither it nor a Content-Type, which would describe a body that is not there.
+    if (type !== undefined) problems.push(`${where}: content-type ${String(type)} where no content is documented`)
+    if (res.headers['content-length'] !== undefined) problems.push(`${where}: content-length ${String(res.headers['content-length'])} where no content is documented`)
+  } else if (type === undefined || !Object.keys(documented.content).includes(String(type).split(';')[0]!.trim())) {
+    problems.push(`${where}: content-type ${String(type)} is not one of ${Object.keys(documented.content).join(', ')}`)
   }
   for (const [name, header] of Object.entries(documented.headers ?? {})) {
     const raw = res.headers[name.toLowerCase()]

@@ -64,3 +64,20 @@ t.test('If-None-Match parsing', async t => {
   t.notOk(ifNoneMatchMatches('"ab"', '"a"'))
   t.notOk(ifNoneMatchMatches('', '"a"'))
 })
+
+t.test('a 304 has no Content-Type and no Content-Length (RFC 9110 §15.4.5), on GET and HEAD, for every conditional operation', async t => {
+  const analyticsJob = await createJob(prisma, acme)
+  for (const url of [`/api/jobs/${job.id}`, '/api/jobs', '/api/me', `/api/jobs/${analyticsJob.id}/analytics`]) {
+    const auth = acme.auth // on the Pro plan (the fixtures' default): analytics included
+    const { etag } = (await app.inject({ url, headers: auth })).headers as { etag: string }
+    t.ok(etag, `${url}: an ETag`)
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await app.inject({ method, url, headers: { ...auth, 'if-none-match': etag } })
+      t.equal(res.statusCode, 304, `${method} ${url}`)
+      t.equal(res.headers['content-type'], undefined, 'no content-type')
+      t.equal(res.headers['content-length'], undefined, 'no content-length')
+      t.equal(res.headers.etag, etag, 'the ETag')
+      t.equal(res.body, '')
+    }
+  }
+})

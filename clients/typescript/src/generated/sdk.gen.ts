@@ -22,6 +22,8 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Get the current user
  *
  * The caller's user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403. Answered from the credential check alone: no further database query.
+ *
+ * Send the `ETag` back in `If-None-Match` to get a 304 while nothing in the answer changed (the plan, its period, the user's name...). The entitlements are computed at each request, so a 304 also means they are the same.
  */
 export const getMe = <ThrowOnError extends boolean = false>(options?: Options<GetMeData, ThrowOnError>) => (options?.client ?? client).get<GetMeResponses, GetMeErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

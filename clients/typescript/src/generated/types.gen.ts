@@ -245,12 +245,22 @@ export type Me = {
 
 export type GetMeData = {
     body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/me';
 };
 
 export type GetMeErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
     /**
      * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
      */
