@@ -94,7 +94,7 @@ t.test('a listener pointed where notifications never arrive: the cache is off, a
   const tenant = await createTenant(db!.prisma)
   await warm(t, app, tenant)
   // After the first query: Prisma's start-up on a loaded machine can exceed readiness's 1 s.
-  const ready = await app.inject({ url: '/health/ready' })
+  const ready = await app.inject({ url: '/health/ready', headers: { authorization: `Bearer ${TOKEN}` } })
   t.match(ready.json(), { status: 'ok', caller_cache: { status: 'off', reason: 'no_echo' } }, `readiness detail: off, still ready (${ready.statusCode} ${ready.body})`)
   t.equal(app.callerCache.stats.hits, 0, 'nothing served from the cache')
   t.ok(await revokeApiKey(db!.prisma, { id: tenant.apiKeyId }))
@@ -114,7 +114,7 @@ t.test('a listener pointed at the database: on, and a revocation is seen as fast
   t.equal(await metric(app, 'caller_cache_enabled'), 1)
   const tenant = await createTenant(db!.prisma)
   await warm(t, app, tenant)
-  t.match((await app.inject({ url: '/health/ready' })).json(), { caller_cache: { status: 'on', reason: null } })
+  t.match((await app.inject({ url: '/health/ready', headers: { authorization: `Bearer ${TOKEN}` } })).json(), { caller_cache: { status: 'on', reason: null } })
   t.ok(app.callerCache.stats.hits > 0, 'the key was served from the cache')
   await revokeApiKey(db!.prisma, { id: tenant.apiKeyId })
   figures.push(`listener on the database (hears): revoked key refused ${(await until(t, app, tenant, 401, FAST_BOUND_MS)).toFixed(1)} ms after the revocation`)

@@ -123,7 +123,7 @@ t.test('a promoted replica takes no reads from the next check on; one on another
     t.ok(text.includes(`db_replica_status{replica="${replicaName}",status="down"} 1`), '/metrics: down')
     t.ok(text.includes(`db_replica_down_reason{replica="${replicaName}",reason="not_in_recovery"} 1`), '/metrics: why')
     t.ok(text.includes(`db_replica_up{replica="${replicaName}"} 0`))
-    t.match((await app.inject({ url: '/health/ready' })).json(), { status: 'ok', databases: { primary: 'up', replicas: [{ name: replicaName, status: 'down', reason: 'not_in_recovery' }] } }, 'readiness: down, why; still ready on the primary')
+    t.match((await app.inject({ url: '/health/ready', headers: { authorization: `Bearer ${TOKEN}` } })).json(), { status: 'ok', databases: { primary: 'up', replicas: [{ name: replicaName, status: 'down', reason: 'not_in_recovery' }] } }, 'readiness: down, why; still ready on the primary')
   })
 
   await t.test('after the failover, a standby still on the old primary\'s timeline is not used', async t => {

@@ -11,6 +11,10 @@ import { createTestDatabase } from '../helpers/database.js'
 // Waits are caught three ways: each writer's lock_timeout (a wait past it fails the
 // transaction), a sampler of ungranted locks, and pg_stat_database.deadlocks. A fold runs
 // throughout, as the API's would. On a server only: the embedded database has one connection.
+// The sampler tells apart the waits for a relation's extension by a page (`extend`): any
+// appending writer takes that lock for the instant of adding a page, the screens' own inserts
+// as well, and it is never part of a deadlock or held to the end of a transaction; they are
+// counted and printed, not judged.
 
 const db = await createTestDatabase()
 t.teardown(() => db.close())
@@ -23,11 +27,12 @@ const random = (n: number): number => Math.floor(Math.random() * n)
 const shuffle = <T>(values: T[]): T[] => values.map(v => [Math.random(), v] as const).sort((a, b) => a[0] - b[0]).map(([, v]) => v)
 
 /** Ungranted locks in this database, sampled every few milliseconds until stopped. */
-function lockSampler (url: string): { stop: () => Promise<{ samples: number, waiting: number, seen: string[] }> } {
+function lockSampler (url: string): { stop: () => Promise<{ samples: number, waiting: number, extending: number, seen: string[] }> } {
   const client = new pg.Client({ connectionString: url })
   const state = { running: true }
   let samples = 0
   let waiting = 0
+  let extending = 0
   const seen = new Set<string>()
   const loop = (async () => {
     await client.connect()
@@ -36,13 +41,14 @@ function lockSampler (url: string): { stop: () => Promise<{ samples: number, wai
         SELECT l.locktype, l.relation::regclass::text AS relation, l.mode FROM pg_locks l
         WHERE NOT l.granted AND l.pid <> pg_backend_pid() AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`)
       samples++
-      if (rows.length > 0) waiting++
-      for (const r of rows) seen.add(`${r.locktype} ${r.relation ?? ''} ${r.mode}`)
+      if (rows.some(r => r.locktype !== 'extend')) waiting++
+      if (rows.some(r => r.locktype === 'extend')) extending++
+      for (const r of rows) if (r.locktype !== 'extend') seen.add(`${r.locktype} ${r.relation ?? ''} ${r.mode}`)
       await new Promise(resolve => setTimeout(resolve, 2))
     }
     await client.end()
   })()
-  return { stop: async () => { state.running = false; await loop; return { samples, waiting, seen: [...seen] } } }
+  return { stop: async () => { state.running = false; await loop; return { samples, waiting, extending, seen: [...seen] } } }
 }
 
 async function deadlocks (client: pg.Client): Promise<number> {
@@ -149,10 +155,10 @@ t.test('16 writers touching several jobs in random order: no deadlock, no lock w
   const deadlocked = (await deadlocks(watcher)) - deadlocksBefore
   await watcher.end()
 
-  t.comment(`figures: write transactions: ${committed} committed of ${WRITERS * TRANSACTIONS}, ${failures.length} failed, ${deadlocked} deadlocks, lock waits seen in ${locks.waiting} of ${locks.samples} samples; ${folded} deltas folded meanwhile`)
+  t.comment(`figures: write transactions: ${committed} committed of ${WRITERS * TRANSACTIONS}, ${failures.length} failed, ${deadlocked} deadlocks, lock waits seen in ${locks.waiting} of ${locks.samples} samples (waits for a page's extension in ${locks.extending}); ${folded} deltas folded meanwhile`)
   t.same(failures, [], 'no transaction failed (a deadlock, or a lock wait past 100 ms)')
   t.equal(deadlocked, 0, 'pg_stat_database counts no deadlock')
-  t.equal(locks.waiting, 0, `no ungranted lock sampled ${locks.seen.join('; ')}`)
+  t.equal(locks.waiting, 0, `no ungranted lock sampled, extension of a page aside ${locks.seen.join('; ')}`)
   const clean = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
   t.same((await verifyScreenStats(prisma)).drift, clean, 'the summaries equal the screens')
   await foldScreenStats(prisma)
