@@ -13,9 +13,14 @@ SELECT format('GRANT USAGE ON SCHEMA public TO %I', :'role') \gexec
 SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens, job_screen_stats, job_completion_segments, job_completion_boundaries, screen_summary_deltas TO %I', :'role') \gexec
 -- The API folds the screens' summary deltas through fold_screen_summary_deltas(), a SECURITY
 -- DEFINER function that runs with its owner's rights: no write on the summaries is granted.
+SELECT format('GRANT EXECUTE ON FUNCTION fold_screen_summary_deltas(int) TO %I', :'role') \gexec
 -- The one write: when a key was last used (throttled to once per 5 minutes per key).
 SELECT format('GRANT UPDATE (last_used_at) ON api_keys TO %I', :'role') \gexec
 -- A bound on any statement, whatever the pool says. (Not read-only by default: the write
 -- above needs a writable transaction.)
 SELECT format('ALTER ROLE %I SET statement_timeout = %L', :'role', '5s') \gexec
 SELECT format('ALTER ROLE %I SET idle_in_transaction_session_timeout = %L', :'role', '10s') \gexec
+-- Doubles as text in their shortest exact form (the default from PostgreSQL 12 on, whatever a
+-- database's setting says): small jobs' averages are summed from `score::text`, as the
+-- summaries are.
+SELECT format('ALTER ROLE %I SET extra_float_digits = %L', :'role', '3') \gexec

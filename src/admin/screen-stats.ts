@@ -14,7 +14,7 @@ export interface StatsDrift {
   segments: number
   /** (job, boundary window, quarter hour) triples whose completion figures differ. */
   quarters: number
-  /** Boundary rows whose quarter hours are not strictly ascending from 0 to 103. */
+  /** Rows a reader would misread: boundary rows out of order or out of shape, segments off a segment's start. */
   malformed: number
   /** The jobs concerned, at most 100. */
   jobIds: string[]
@@ -67,6 +67,8 @@ const DRIFT = `
     -- Out of order, the figures above may still add up while a zone's split reads the wrong
     -- running total.
     SELECT job_id FROM malformed_job_completion_boundaries($1::uuid[])
+    UNION ALL
+    SELECT job_id FROM malformed_job_completion_segments($1::uuid[])
   )
   SELECT (SELECT count(*)::int FROM stats) AS jobs,
          (SELECT count(*)::int FROM buckets WHERE kind = 'segment') AS segments,
@@ -116,6 +118,8 @@ async function repair (prisma: Prisma, deadline: Deadline, jobIds: string[]): Pr
     await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FOLD_LOCK})`)
     await tx.$executeRawUnsafe(`DELETE FROM job_completion_boundaries b USING malformed_job_completion_boundaries($1::uuid[]) m
       WHERE b.job_id = m.job_id AND b.window_start = m.window_start AND b.slot = m.slot`, jobIds)
+    await tx.$executeRawUnsafe(`DELETE FROM job_completion_segments c USING malformed_job_completion_segments($1::uuid[]) m
+      WHERE c.job_id = m.job_id AND c.segment = m.segment AND c.slot = m.slot`, jobIds)
     await tx.$executeRawUnsafe(`INSERT INTO screen_summary_deltas (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
       SELECT job_id, bucket, in_progress, completed, expired, scored, score_sum, summaries_clock() FROM screen_summary_corrections($1::uuid[])`, jobIds)
   })
@@ -165,15 +169,19 @@ export async function verifyScreenStats (prisma: Prisma, options: VerifyStatsOpt
 export const hasDrift = (drift: StatsDrift): boolean =>
   drift.jobs > 0 || drift.segments > 0 || drift.quarters > 0 || drift.malformed > 0
 
+const FOLD_BATCH = 20_000
+
 /**
- * Folds every delta (fold_screen_summary_deltas, batch after batch) until none is left or
- * another fold holds the lock: for the admin command and tests; the API folds on a timer.
+ * Folds the deltas (fold_screen_summary_deltas, batch after batch) until a batch comes back
+ * short: none left, another fold holds the lock, or writers keep appending (it does not chase
+ * them). For the admin command and tests; the API folds on a timer.
  */
 export async function foldScreenStats (prisma: Prisma): Promise<number> {
   let total = 0
   for (;;) {
-    const [row] = await prisma.$queryRawUnsafe<Array<{ moved: number }>>('SELECT fold_screen_summary_deltas(20000) AS moved')
-    total += row?.moved ?? 0
-    if ((row?.moved ?? 0) === 0) return total
+    const [row] = await prisma.$queryRawUnsafe<Array<{ moved: number }>>(`SELECT fold_screen_summary_deltas(${FOLD_BATCH}) AS moved`)
+    const moved = row?.moved ?? 0
+    total += moved
+    if (moved < FOLD_BATCH) return total
   }
 }

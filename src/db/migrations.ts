@@ -76,7 +76,8 @@ function wholeScripts (adapter: Adapter, policy: LockPolicy): Adapter {
   }
   const pool = (adapter as unknown as { client?: { query?: (sql: string) => Promise<unknown> } }).client
   if (adapter.adapterName !== '@prisma/adapter-pg' || typeof pool?.query !== 'function') return adapter
-  const prefix = policy.lockTimeoutMs > 0 ? `SET lock_timeout = ${Math.floor(policy.lockTimeoutMs)};\n` : ''
+  // SET LOCAL: for the script's own transaction, not the engine's bookkeeping after it.
+  const prefix = policy.lockTimeoutMs > 0 ? `SET LOCAL lock_timeout = ${Math.floor(policy.lockTimeoutMs)};\n` : ''
   adapter.executeScript = async (script: string) => {
     const deadline = Date.now() + policy.retryForMs
     for (let attempt = 1; ; attempt++) {

@@ -240,3 +240,37 @@ for (const cut of [SUMMARIES, BOUNDARIES]) {
     t.ok((await onReadJobStats(old.prisma, jobs[0]!.id)).interviewCount > 1000, 'the data is there')
   })
 }
+
+t.test('rows a reader would misread are malformed whatever their figures add up to, and --fix replaces them', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await createJob(prisma, tenant)
+  await createScreens(prisma, job.id, ['2026-01-04T23:30:00Z', '2026-01-05T00:30:00Z', '2026-01-07T12:00:00Z'].map(iso => ({ status: 'completed' as const, score: 50, completedAt: at(iso), startedAt: at('2026-01-01T00:00:00Z') })))
+  await foldScreenStats(prisma)
+  const clean = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
+  const check = async () => (await verifyScreenStats(prisma)).drift
+  // A NULL running total: the quarter hours' differences are NULL, so figures alone miss it.
+  t.equal(await prisma.$executeRaw`UPDATE job_completion_boundaries SET completed_through[1] = NULL WHERE job_id = ${job.id}::uuid`, 1)
+  t.match(await check(), { malformed: 1, jobIds: [job.id] }, 'a NULL element')
+  await verifyScreenStats(prisma, { fix: true })
+  t.same(await check(), clean, 'repaired')
+  await foldScreenStats(prisma)
+  t.same(await check(), clean, 'and stays so once folded')
+  // A segment row moved off its segment's start, figures unchanged.
+  t.equal(await prisma.$executeRaw`UPDATE job_completion_segments SET segment = segment + interval '1 hour' WHERE job_id = ${job.id}::uuid`, 1)
+  t.match(await check(), { malformed: 1, jobIds: [job.id] }, 'a segment off its start')
+  await verifyScreenStats(prisma, { fix: true })
+  await foldScreenStats(prisma)
+  t.same(await check(), clean, 'repaired, and folded')
+  for (const tz of ['UTC', 'America/Los_Angeles']) t.same(await jobAnalytics(prisma, tenant.organizationId, job.id, { tz }), await onReadAnalytics(prisma, job.id, tz), tz)
+})
+
+t.test('TRUNCATE counts a job\'s unfolded deltas: its version never goes back', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await jobWithScreens(tenant)
+  const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
+  const before = await version()
+  t.equal((await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM job_screen_stats WHERE job_id = ${job.id}::uuid`)[0]!.n, 0, 'no summary row yet: deltas only')
+  await prisma.$executeRawUnsafe('TRUNCATE screens')
+  const after = await version()
+  t.ok(changesOf(after) > changesOf(before), `${after} after ${before}`)
+})

@@ -12,43 +12,14 @@
 -- This file holds the current definition of every function of the summaries; the earlier
 -- migrations' versions are replaced or dropped here.
 
--- AlterTable
-ALTER TABLE "job_screen_stats" ADD COLUMN     "changes" BIGINT NOT NULL DEFAULT 0;
-
--- CreateTable
-CREATE TABLE "screen_summary_deltas" (
-    "id" BIGSERIAL NOT NULL,
-    "job_id" UUID NOT NULL,
-    "bucket" TIMESTAMPTZ,
-    "in_progress" INTEGER NOT NULL,
-    "completed" INTEGER NOT NULL,
-    "expired" INTEGER NOT NULL,
-    "scored" INTEGER NOT NULL,
-    "score_sum" DECIMAL NOT NULL,
-    "changed_at" BIGINT NOT NULL,
-
-    CONSTRAINT "screen_summary_deltas_pkey" PRIMARY KEY ("job_id","id")
-);
-
--- Below, what Prisma cannot express.
-
--- The roles that read the summaries (the API's, prisma/sql/api-role.sql) read the deltas too.
-DO $$
-DECLARE reader record;
-BEGIN
-  FOR reader IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
-                WHERE table_name = 'job_completion_segments' AND privilege_type = 'SELECT' AND grantee <> current_user LOOP
-    EXECUTE 'GRANT SELECT ON screen_summary_deltas TO '
-      || CASE WHEN reader.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(reader.grantee) END;
-  END LOOP;
-END
-$$;
-
 -- No writer may change screens while the triggers are swapped: a write between the old
--- triggers' removal and the new ones' creation would be missing from the summaries.
--- Readers are not blocked. (The migration runner sets a lock_timeout and retries, so a long
--- transaction on screens delays this migration, never the API.)
-LOCK TABLE screens IN SHARE ROW EXCLUSIVE MODE;
+-- triggers' removal and the new ones' creation would be missing from the summaries. The
+-- strongest lock first, as DROP TRIGGER and ADD CONSTRAINT need it: taken in steps, a writer
+-- holding the weaker one could deadlock with it. Held for the instant the statements below
+-- take (no scan of screens but the count just below, no rebuild): get job and the list do not
+-- read screens, analytics waits that instant. (The migration runner sets a lock_timeout and
+-- retries, so a long transaction on screens delays this migration, never the API.)
+LOCK TABLE screens IN ACCESS EXCLUSIVE MODE;
 
 -- Completion times the summaries can place. `infinity` cannot be placed in any week (and
 -- made the summaries' arithmetic fail); the API reads weeks from 1900 to 2999. A screen
@@ -66,8 +37,10 @@ BEGIN
   END IF;
 END
 $$;
+-- NOT VALID: checked for new rows at once; the existing ones were counted above, and the next
+-- migration validates them without blocking anyone.
 ALTER TABLE screens ADD CONSTRAINT screens_completed_at_placeable
-  CHECK (completed_at >= timestamptz '1900-01-01 00:00+00' AND completed_at < timestamptz '3000-01-01 00:00+00');
+  CHECK (completed_at >= timestamptz '1900-01-01 00:00+00' AND completed_at < timestamptz '3000-01-01 00:00+00') NOT VALID;
 
 -- A job's id never changes: its summary rows would follow through the foreign keys' cascade
 -- while its screens' cascaded update added every screen again (the figures doubled), and
@@ -182,10 +155,17 @@ $$;
 CREATE OR REPLACE FUNCTION screens_maintain_summaries() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  -- Each job's count of changes takes its unfolded deltas and one more.
+  -- No fold in between: one could add rows this would not see.
+  PERFORM pg_advisory_xact_lock(8146720561340517);
+  -- Every job's unfolded deltas counted in its slot 0 first (a job may have no row yet), so
+  -- that its count of changes never goes back; then one more change for each row.
+  INSERT INTO job_screen_stats AS t (job_id, slot, version, changes)
+  SELECT d.job_id, 0, max(d.changed_at), count(*) FROM screen_summary_deltas d
+  WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.job_id)
+  GROUP BY d.job_id
+  ON CONFLICT (job_id, slot) DO UPDATE SET changes = t.changes + excluded.changes, version = greatest(t.version, excluded.version);
   UPDATE job_screen_stats t SET in_progress = 0, completed = 0, expired = 0, scored = 0, score_sum = 0,
-    changes = t.changes + 1 + CASE WHEN t.slot = 0 THEN (SELECT count(*) FROM screen_summary_deltas d WHERE d.job_id = t.job_id) ELSE 0 END,
-    version = greatest(version + 1, summaries_clock());
+    changes = t.changes + 1, version = greatest(version + 1, summaries_clock());
   DELETE FROM job_completion_segments;
   DELETE FROM job_completion_boundaries;
   DELETE FROM screen_summary_deltas;
@@ -225,20 +205,18 @@ DROP FUNCTION screen_completion_add(uuid, timestamptz, int, int, numeric);
 CREATE FUNCTION fold_screen_summary_deltas(max_deltas int DEFAULT 20000) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
-  candidates uuid[];
   locked uuid[];
   moved int;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(8146720561340517) THEN RETURN 0; END IF;
-  SELECT array_agg(DISTINCT job_id) INTO candidates
-  FROM (SELECT job_id FROM screen_summary_deltas ORDER BY id LIMIT max_deltas) d;
-  IF candidates IS NULL THEN RETURN 0; END IF;
+  max_deltas := least(greatest(max_deltas, 1), 100000);
+  -- Deltas of deleted jobs (their summaries went with them).
+  DELETE FROM screen_summary_deltas d WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.job_id);
+  -- Jobs with deltas that no one is deleting (a deletion holds the job FOR UPDATE): skipped
+  -- until the next fold, without holding up the others'.
   SELECT array_agg(id) INTO locked
-  FROM (SELECT id FROM jobs WHERE id = ANY (candidates) ORDER BY id FOR KEY SHARE SKIP LOCKED) j;
-  -- A candidate that is neither locked nor locked by someone else is gone: its job was deleted.
-  DELETE FROM screen_summary_deltas d
-  WHERE d.job_id = ANY (candidates) AND NOT d.job_id = ANY (coalesce(locked, '{}'))
-    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.job_id);
+  FROM (SELECT j.id FROM jobs j WHERE j.id IN (SELECT job_id FROM screen_summary_deltas)
+        ORDER BY j.id LIMIT 1000 FOR KEY SHARE OF j SKIP LOCKED) j;
   IF locked IS NULL THEN RETURN 0; END IF;
 
   WITH moved AS (
@@ -297,6 +275,19 @@ BEGIN
   )
   SELECT count(*)::int INTO moved FROM moved;
   RETURN moved;
+END
+$$;
+
+-- Only the roles that read the summaries may fold (the API's; the owner always can): any
+-- caller could otherwise hold the fold's lock.
+REVOKE EXECUTE ON FUNCTION fold_screen_summary_deltas(int) FROM PUBLIC;
+DO $$
+DECLARE reader record;
+BEGIN
+  FOR reader IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
+                WHERE table_name = 'job_completion_segments' AND privilege_type = 'SELECT' AND grantee NOT IN (current_user, 'PUBLIC') LOOP
+    EXECUTE 'GRANT EXECUTE ON FUNCTION fold_screen_summary_deltas(int) TO ' || quote_ident(reader.grantee);
+  END LOOP;
 END
 $$;
 
@@ -367,15 +358,33 @@ LANGUAGE sql STABLE AS $$
   GROUP BY 1, 2, 3
 $$;
 
--- Boundary rows whose running totals a zone's split would misread: quarter hours not
--- strictly ascending within 0 to 103.
+-- Summary rows a reader would misread, whatever their figures add up to: boundary rows whose
+-- quarter hours are not strictly ascending within 0 to 103, whose arrays are not plain
+-- one-dimensional lists from 1 without NULLs, or whose window does not start on a Sunday
+-- 10:00 UTC; segment rows that are not at a segment's start. verify-stats counts them as
+-- malformed; --fix deletes them and appends what they should have held.
 CREATE FUNCTION malformed_job_completion_boundaries(job_ids uuid[] DEFAULT NULL)
 RETURNS TABLE (job_id uuid, window_start timestamptz, slot smallint)
 LANGUAGE sql STABLE AS $$
   SELECT b.job_id, b.window_start, b.slot FROM job_completion_boundaries b
   WHERE (job_ids IS NULL OR b.job_id = ANY (job_ids))
-    AND EXISTS (SELECT 1 FROM unnest(b.quarters) WITH ORDINALITY u(quarter, i)
-                WHERE u.quarter IS NULL OR u.quarter NOT BETWEEN 0 AND 103 OR u.quarter <= b.quarters[u.i - 1])
+    AND (b.window_start IS DISTINCT FROM date_bin('7 days', b.window_start, timestamptz '2000-01-02 10:00+00')
+         OR array_ndims(b.quarters) <> 1 OR array_ndims(b.completed_through) <> 1 OR array_ndims(b.scored_through) <> 1
+         OR array_ndims(b.score_sum_through) <> 1
+         OR array_lower(b.quarters, 1) <> 1 OR array_lower(b.completed_through, 1) <> 1 OR array_lower(b.scored_through, 1) <> 1
+         OR array_lower(b.score_sum_through, 1) <> 1
+         OR array_position(b.completed_through, NULL) IS NOT NULL OR array_position(b.scored_through, NULL) IS NOT NULL
+         OR array_position(b.score_sum_through, NULL) IS NOT NULL
+         OR EXISTS (SELECT 1 FROM unnest(b.quarters) WITH ORDINALITY u(quarter, i)
+                    WHERE u.quarter IS NULL OR u.quarter NOT BETWEEN 0 AND 103 OR u.quarter <= b.quarters[u.i - 1]))
+$$;
+
+CREATE FUNCTION malformed_job_completion_segments(job_ids uuid[] DEFAULT NULL)
+RETURNS TABLE (job_id uuid, segment timestamptz, slot smallint)
+LANGUAGE sql STABLE AS $$
+  SELECT c.job_id, c.segment, c.slot FROM job_completion_segments c
+  WHERE (job_ids IS NULL OR c.job_id = ANY (job_ids))
+    AND (completion_place(c.segment)).segment IS DISTINCT FROM c.segment
 $$;
 
 -- The deltas that make what is stored equal what the screens say, for the jobs in `job_ids`:
@@ -424,11 +433,14 @@ DROP FUNCTION stored_job_completion_quarters(uuid[]);
 -- in slot 0, deltas included. It counts as one more change, at the clock: no ETag of an
 -- earlier state matches the rebuilt one. The caller keeps writers of those
 -- screens out (the bench's loader); beside live writers, use verify-stats --fix. It holds
--- the fold's lock, so no fold runs in between.
+-- the fold's lock, so no fold runs in between, and keeps writers of screens out until it
+-- commits.
 DROP FUNCTION rebuild_screen_summaries(uuid[]);
 CREATE FUNCTION rebuild_screen_summaries(job_ids uuid[] DEFAULT NULL) RETURNS void
 LANGUAGE sql AS $$
   SELECT pg_advisory_xact_lock(8146720561340517);
+  -- Its statements read in several snapshots: no write may fall between them.
+  LOCK TABLE screens IN SHARE MODE;
   INSERT INTO job_screen_stats AS t (job_id, slot, version, changes)
   SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1
   FROM (SELECT job_id, version, changes FROM job_screen_stats WHERE job_ids IS NULL OR job_id = ANY (job_ids)
@@ -537,7 +549,4 @@ LANGUAGE sql STABLE AS $$
   HAVING sum(p.completed) > 0
 $$;
 
--- The summaries of the screens already written, rebuilt: the previous triggers summed scores
--- with 15 significant digits. Writers of screens wait until this migration commits (the lock
--- above); readers do not, and see the previous summaries until then.
-SELECT rebuild_screen_summaries();
+-- The summaries of the screens already written are made exact by the next migration.
