@@ -149,20 +149,21 @@ export type VersionedAnalyticsRows = AnalyticsRows & { version: string }
 export interface WeekRange { first: string, last: string }
 
 /**
- * The version of a job's figures: how many changes they have had, and the latest change's
- * time. Writers append deltas; a fold moves them into slot 0, which counts them and keeps the
- * latest of their times, in one commit: the version is the same before and after a fold, as
- * the figures are. A reader sees every delta committed before its snapshot (folded or not),
- * a prefix of the job's commits in commit order, on the primary as on a replica, so the
- * count alone tells apart what two reads see. The time (never below the clock of the change,
- * µs) keeps a version given out before the database was restored from an older backup from
+ * The version of a job's figures: how many changes they have had, the latest change's time,
+ * and the XOR of a hash of each change's id. Writers append deltas; a fold moves them into
+ * slot 0, which counts them, keeps the latest of their times and XORs their hashes, in one
+ * commit: the version is the same before and after a fold, as the figures are. A reader sees
+ * every delta committed before its snapshot (folded or not); the hash tells apart two such
+ * sets of the same size (a hot standby may make two near-simultaneous commits visible in
+ * another order than the primary did). The time (never below the clock of the change, µs)
+ * keeps a version given out before the database was restored from an older backup from
  * coming back with other figures. Rebuilds and TRUNCATE count as changes.
  */
 const SUMMARY_VERSION = PrismaSql.sql`(
-  SELECT coalesce(sum(changes), 0) || ':' || coalesce(max(version), 0)
-  FROM (SELECT changes, version FROM job_screen_stats WHERE job_id = j.id
+  SELECT coalesce(sum(changes), 0) || ':' || coalesce(max(version), 0) || ':' || coalesce(bit_xor(hash), 0)
+  FROM (SELECT changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id = j.id
         UNION ALL
-        SELECT 1, changed_at FROM screen_summary_deltas WHERE job_id = j.id) c)`
+        SELECT 1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id = j.id) c)`
 
 /**
  * A job's screens by status and its completed screens binned by the Monday of their

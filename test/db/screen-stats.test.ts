@@ -81,7 +81,7 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
   }
 })
 
-// A version is changes:time.
+// A version is changes:time:hash.
 const changesOf = (version: string): bigint => BigInt(version.split(':')[0]!)
 const timeOf = (version: string): bigint => BigInt(version.split(':')[1]!)
 
@@ -90,7 +90,7 @@ t.test('a version counts changes: a fold keeps it, a repair and a rebuild move i
   const job = await jobWithScreens(tenant)
   const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
   const before = await version()
-  t.match(before, /^\d+:\d+$/, `changes:time: ${before}`)
+  t.match(before, /^\d+:\d+:-?\d+$/, `changes:time:hash: ${before}`)
   await foldScreenStats(prisma)
   t.equal(await version(), before, 'a fold changes no figure, nor the version')
   await prisma.$executeRaw`UPDATE job_screen_stats SET completed = completed + 1 WHERE job_id = ${job.id}::uuid`
@@ -107,7 +107,7 @@ t.test('a version never comes back: after a backup of the summaries is put back,
   const job = await jobWithScreens(tenant)
   const version = async () => (await versionedAnalytics(prisma, tenant.organizationId, job.id, { tz: 'UTC' }))!.version
   await foldScreenStats(prisma)
-  const backup = await prisma.$queryRaw<Array<{ slot: number, version: bigint, changes: bigint }>>`SELECT slot, version, changes FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
+  const backup = await prisma.$queryRaw<Array<{ slot: number, version: bigint, changes: bigint, hash: bigint }>>`SELECT slot, version, changes, changes_hash AS hash FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
   const given: string[] = [await version()]
   for (let i = 0; i < 3; i++) {
     await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed', score: { not: null } }, data: { score: 10 + i } })
@@ -117,7 +117,7 @@ t.test('a version never comes back: after a backup of the summaries is put back,
   // The restored state (versions as in the backup, no delta since), then one write: a
   // version never given out.
   await prisma.$executeRaw`DELETE FROM screen_summary_deltas WHERE job_id = ${job.id}::uuid`
-  for (const { slot, version, changes } of backup) await prisma.$executeRaw`UPDATE job_screen_stats SET version = ${version}, changes = ${changes} WHERE job_id = ${job.id}::uuid AND slot = ${slot}`
+  for (const { slot, version, changes, hash } of backup) await prisma.$executeRaw`UPDATE job_screen_stats SET version = ${version}, changes = ${changes}, changes_hash = ${hash} WHERE job_id = ${job.id}::uuid AND slot = ${slot}`
   t.equal(await version(), given[0], 'the backup\'s own version, with the backup\'s figures')
   await prisma.screen.updateMany({ where: { jobId: job.id, status: 'completed', score: { not: null } }, data: { score: 42 } })
   t.notOk(given.includes(await version()), 'the next write\'s version was never given out')

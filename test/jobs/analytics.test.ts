@@ -47,7 +47,7 @@ t.test('the queries are scoped to the organization: another one gets nothing for
   const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
   const { version, ...figures } = (await jobAnalytics(prisma, pro.organizationId, job.id, { tz: 'UTC' }))!
   t.same(figures, { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }] }, 'its organization sees its screens')
-  t.match(version, /^\d:\d+$/, 'and their version: one slot (one statement wrote both screens), slot:version')
+  t.match(version, /^\d+:\d+:-?\d+$/, 'and their version: changes:time:hash')
   t.equal(await jobAnalytics(prisma, other.organizationId, job.id, { tz: 'UTC' }), null, 'another sees no counts and no job')
 })
 

@@ -4,7 +4,8 @@
 -- after makes the summaries exact to the stored doubles, beside live writers.
 
 -- AlterTable
-ALTER TABLE "job_screen_stats" ADD COLUMN     "changes" BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE "job_screen_stats" ADD COLUMN     "changes" BIGINT NOT NULL DEFAULT 0,
+ADD COLUMN     "changes_hash" BIGINT NOT NULL DEFAULT 0;
 
 -- CreateTable
 CREATE TABLE "screen_summary_deltas" (

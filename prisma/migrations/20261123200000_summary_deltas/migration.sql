@@ -159,13 +159,15 @@ BEGIN
   PERFORM pg_advisory_xact_lock(8146720561340517);
   -- Every job's unfolded deltas counted in its slot 0 first (a job may have no row yet), so
   -- that its count of changes never goes back; then one more change for each row.
-  INSERT INTO job_screen_stats AS t (job_id, slot, version, changes)
-  SELECT d.job_id, 0, max(d.changed_at), count(*) FROM screen_summary_deltas d
+  INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)
+  SELECT d.job_id, 0, max(d.changed_at), count(*), bit_xor(hashint8extended(d.id, 0)) FROM screen_summary_deltas d
   WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.job_id)
   GROUP BY d.job_id
-  ON CONFLICT (job_id, slot) DO UPDATE SET changes = t.changes + excluded.changes, version = greatest(t.version, excluded.version);
+  ON CONFLICT (job_id, slot) DO UPDATE SET changes = t.changes + excluded.changes, version = greatest(t.version, excluded.version),
+    changes_hash = t.changes_hash # excluded.changes_hash;
   UPDATE job_screen_stats t SET in_progress = 0, completed = 0, expired = 0, scored = 0, score_sum = 0,
-    changes = t.changes + 1, version = greatest(version + 1, summaries_clock());
+    changes = t.changes + 1, version = greatest(version + 1, summaries_clock()),
+    changes_hash = t.changes_hash # hashint8extended(summaries_clock(), 1);
   DELETE FROM job_completion_segments;
   DELETE FROM job_completion_boundaries;
   DELETE FROM screen_summary_deltas;
@@ -222,15 +224,17 @@ BEGIN
   WITH moved AS (
     DELETE FROM screen_summary_deltas
     WHERE (job_id, id) IN (SELECT job_id, id FROM screen_summary_deltas WHERE job_id = ANY (locked) ORDER BY id LIMIT max_deltas)
-    RETURNING job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at
+    RETURNING id, job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at
   ), stats AS (
-    INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes)
-    SELECT job_id, 0, sum(in_progress), sum(completed), sum(expired), sum(scored), sum(score_sum), max(changed_at), count(*)
+    INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes, changes_hash)
+    SELECT job_id, 0, sum(in_progress), sum(completed), sum(expired), sum(scored), sum(score_sum), max(changed_at), count(*),
+           bit_xor(hashint8extended(id, 0))
     FROM moved GROUP BY job_id
     ON CONFLICT (job_id, slot) DO UPDATE SET
       in_progress = t.in_progress + excluded.in_progress, completed = t.completed + excluded.completed,
       expired = t.expired + excluded.expired, scored = t.scored + excluded.scored, score_sum = t.score_sum + excluded.score_sum,
-      version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes
+      version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
+      changes_hash = t.changes_hash # excluded.changes_hash
   ), places AS (
     SELECT m.job_id, p.segment, p.window_start, p.quarter,
            sum(m.completed) AS completed, sum(m.scored) AS scored, sum(m.score_sum) AS score_sum
@@ -441,19 +445,21 @@ LANGUAGE sql AS $$
   SELECT pg_advisory_xact_lock(8146720561340517);
   -- Its statements read in several snapshots: no write may fall between them.
   LOCK TABLE screens IN SHARE MODE;
-  INSERT INTO job_screen_stats AS t (job_id, slot, version, changes)
-  SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1
-  FROM (SELECT job_id, version, changes FROM job_screen_stats WHERE job_ids IS NULL OR job_id = ANY (job_ids)
+  INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)
+  SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1,
+         bit_xor(hash) # hashint8extended(summaries_clock(), 1)
+  FROM (SELECT job_id, version, changes, changes_hash AS hash FROM job_screen_stats WHERE job_ids IS NULL OR job_id = ANY (job_ids)
         UNION ALL
-        SELECT job_id, changed_at, 1 FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids)) c
+        SELECT job_id, changed_at, 1, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids)) c
   WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id)
   GROUP BY job_id
   ON CONFLICT (job_id, slot) DO UPDATE SET in_progress = 0, completed = 0, expired = 0, scored = 0, score_sum = 0,
-    version = excluded.version, changes = excluded.changes;
+    version = excluded.version, changes = excluded.changes, changes_hash = excluded.changes_hash;
   DELETE FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids);
   DELETE FROM job_screen_stats WHERE slot <> 0 AND (job_ids IS NULL OR job_id = ANY (job_ids));
   INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes)
   SELECT job_id, 0, in_progress, completed, expired, scored, score_sum, summaries_clock(), 1 FROM expected_job_screen_stats(job_ids)
+  -- (A job with no row yet: its first change.)
   ON CONFLICT (job_id, slot) DO UPDATE SET in_progress = excluded.in_progress, completed = excluded.completed,
     expired = excluded.expired, scored = excluded.scored, score_sum = excluded.score_sum;
   DELETE FROM job_completion_segments WHERE job_ids IS NULL OR job_id = ANY (job_ids);
