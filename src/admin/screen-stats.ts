@@ -1,4 +1,5 @@
 import type { Prisma } from '../db/database.js'
+import { FOLD_BATCH } from '../plugins/summary-fold.js'
 
 // The drift check of the screen summaries (job_screen_stats, job_completion_segments,
 // job_completion_boundaries, plus the deltas not yet folded into them): writers' triggers and
@@ -168,8 +169,6 @@ export async function verifyScreenStats (prisma: Prisma, options: VerifyStatsOpt
 /** True when the drift check found any kind of difference. */
 export const hasDrift = (drift: StatsDrift): boolean =>
   drift.jobs > 0 || drift.segments > 0 || drift.quarters > 0 || drift.malformed > 0
-
-const FOLD_BATCH = 20_000
 
 /**
  * Folds the deltas (fold_screen_summary_deltas, batch after batch) until a batch comes back
