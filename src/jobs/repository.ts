@@ -159,21 +159,24 @@ export interface WeekRange { first: string, last: string }
  * keeps a version given out before the database was restored from an older backup from
  * coming back with other figures. Rebuilds and TRUNCATE count as changes.
  */
-const SUMMARY_VERSION = PrismaSql.sql`(
-  SELECT coalesce(sum(changes), 0) || ':' || coalesce(max(version), 0) || ':' || coalesce(bit_xor(hash), 0)
-  FROM (SELECT changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id = j.id
-        UNION ALL
-        SELECT 1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id = j.id) c)`
+const VERSIONED_SUMMARY_ROWS = (columns: PrismaSql.Sql = PrismaSql.empty): PrismaSql.Sql => PrismaSql.sql`
+  SELECT ${columns}changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id = j.id
+  UNION ALL
+  SELECT ${columns}1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id = j.id`
+const VERSION_OF = (rows: PrismaSql.Sql): PrismaSql.Sql =>
+  PrismaSql.sql`coalesce(sum(${rows}.changes), 0) || ':' || coalesce(max(${rows}.version), 0) || ':' || coalesce(bit_xor(${rows}.hash), 0)`
+const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (${VERSIONED_SUMMARY_ROWS()}) c)`
 
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
- * caller's. One statement: the status counts and the version from the job's summaries and
- * unfolded deltas, the bins from `job_completion_weeks`, which reads two rows a week (a
- * segment inside the week and a boundary window split at the zone's Monday 00:00, per slot
- * written; migration 20261123200000_summary_deltas) plus the unfolded deltas, whatever the
- * number of screens, or, for a small job, from its screens.
+ * caller's. One statement: the status counts and the version in one read of the job's
+ * summaries and unfolded deltas, the bins from `job_weekly_bins` (migration
+ * 20261123224500_analytics_weekly_bins), which reads them either from `job_completion_weeks`
+ * (two rows a week: a segment inside the week and a boundary window split at the zone's
+ * Monday 00:00, per slot written, plus the unfolded deltas, whatever the number of screens;
+ * migration 20261123200000_summary_deltas) or, for a small job, from its screens.
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. `tz` must be a
  * name PostgreSQL reads as a zone, not as an abbreviation (time-zones.ts); `name`, the one
@@ -194,28 +197,16 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
   // costs Prisma more than its bytes, and a JSON value is parsed natively where PostgreSQL
   // arrays are parsed character by character (measured: 7% of an analytics request's CPU).
   const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: Array<[string, number, number | null]> | null, offsets: string | null }>>`
-    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version, b.bins, zone_check.offsets
+    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
+           CASE WHEN j.id IS NOT NULL THEN job_weekly_bins(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp, st.completed, ${screensReadMax}::int) END AS bins,
+           zone_check.offsets
     FROM (SELECT now() AT TIME ZONE ${name} AS local_now, CASE WHEN ${probe}::boolean THEN ${databaseOffsets(tz)} END AS offsets) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
-             coalesce(sum(expired), 0)::int AS expired, ${SUMMARY_VERSION} AS version
-      FROM (${SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired`)}) rows
+             coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
+      FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
     ) st ON true
-    LEFT JOIN LATERAL (
-      SELECT json_agg(json_build_array(to_char(w.week, 'YYYY-MM-DD'), w.completed, ${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}) ORDER BY w.week) AS bins
-      FROM (
-        -- Either branch runs, never both: each is gated by a one-time filter on the count.
-        SELECT * FROM job_completion_weeks(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
-        WHERE st.completed > ${screensReadMax}::int
-        UNION ALL
-        SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, count(*)::int, count(s.score)::int, coalesce(sum(s.score::text::numeric), 0)
-        FROM screens s
-        WHERE s.job_id = j.id AND s.status = 'completed' AND st.completed <= ${screensReadMax}::int
-        GROUP BY 1
-      ) w
-      WHERE ${weeks?.first ?? null}::timestamp IS NULL OR w.week BETWEEN ${weeks?.first ?? null}::timestamp AND ${weeks?.last ?? null}::timestamp
-    ) b ON j.id IS NOT NULL
     WHERE zone_check.local_now IS NOT NULL`
   const row = rows[0]
   if (row === undefined || row.job_id === null) return null
