@@ -48,6 +48,29 @@ t.test('a job\'s id cannot change: refused, and its figures stay as they were', 
   t.equal(await prisma.$executeRaw`UPDATE jobs SET title = 'renamed' WHERE id = ${job.id}::uuid`, 1, 'other columns still change')
 })
 
+t.test('a job deleted before its deltas were folded, then created again with its id, starts from nothing', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await createJob(prisma, tenant)
+  await createScreens(prisma, job.id, [
+    { status: 'completed', score: 80, completedAt: at('2026-02-04T10:00:00Z'), startedAt: at('2026-02-01T00:00:00Z') },
+    { status: 'expired' },
+  ])
+  const [row] = await prisma.$queryRaw<Array<Record<string, unknown>>>`SELECT * FROM jobs WHERE id = ${job.id}::uuid`
+  // No fold in between (this app's fold is off): the two screens are still unfolded deltas.
+  t.equal(await prisma.$executeRaw`DELETE FROM jobs WHERE id = ${job.id}::uuid`, 1)
+  // A restore, or a client that chooses its ids: the same id, no screens.
+  await prisma.$executeRawUnsafe('INSERT INTO jobs SELECT * FROM json_populate_record(NULL::jobs, $1::json)', JSON.stringify(row))
+  const found = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
+  t.equal(found.statusCode, 200)
+  t.equal(found.json().interview_count, 0, 'the deleted job\'s screens are not counted')
+  t.equal(found.json().average_score, null)
+  const analytics = await app.inject({ url: `/api/jobs/${job.id}/analytics`, headers: tenant.auth })
+  t.same(analytics.json().interviews_by_status, { completed: 0, in_progress: 0, expired: 0 }, 'nor in its analytics')
+  await foldScreenStats(prisma)
+  t.equal((await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })).json().interview_count, 0, 'nor after a fold')
+  t.same((await verifyScreenStats(prisma)).drift, clean)
+})
+
 t.test('a completion time the summaries cannot place is refused by a CHECK', async t => {
   const tenant = await createTenant(prisma)
   const job = await createJob(prisma, tenant)
