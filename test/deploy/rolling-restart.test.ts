@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { Agent, get as httpGet } from 'node:http'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -103,4 +105,32 @@ t.test('rolling restart through caddy: no failed request', { skip }, async t => 
   t.equal(counts.failed, 0, '0 failed')
   t.ok(counts.duringStops > 50, 'the load went on while each instance was down')
   t.ok(counts.keepAlive > 0 && counts.newConnection > 0, 'keep-alive and new connections')
+
+  // An instance whose address stops answering (a container gone from the network, a frozen
+  // host): a listener in a stopped process, its accept queue full, drops every SYN, so a dial
+  // hangs. Each dial there must be given up (dial_timeout) early enough to retry on the other
+  // instance within lb_try_duration; with Caddy's default 3 s dial timeout and the former 2 s
+  // window, that was a 502 after 3 s.
+  await t.test('an instance that vanishes: dials time out and are retried on the other', async t => {
+    const frozenPort = await freePort()
+    const frozen = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${frozenPort}, '127.0.0.1', 1, () => { console.log('listening'); process.kill(process.pid, 'SIGSTOP') })`], { stdio: ['ignore', 'pipe', 'ignore'] })
+    t.teardown(() => { frozen.kill('SIGKILL') })
+    await new Promise(resolve => frozen.stdout.once('data', resolve))
+    const fillers = Array.from({ length: 4 }, () => connect(frozenPort, '127.0.0.1').on('error', () => {}))
+    t.teardown(() => { for (const socket of fillers) socket.destroy() })
+    const live = instances[1]!
+    const { config: vanished, port: vanishedPort } = await projectCaddyfile()
+    const { baseUrl: vanishedBase } = await startCaddy(t, vanished.replace(/\t\tdynamic a \{[\s\S]*?\n\t\t\}\n/, `\t\tto 127.0.0.1:${frozenPort} 127.0.0.1:${live.port}\n`), vanishedPort)
+    const outcomes: Array<{ status: number | string, ms: number }> = []
+    for (let i = 0; i < 20; i++) {
+      const started = Date.now()
+      const res = await get(`${vanishedBase}/api/jobs/${sampleJobId}`, headers, new Agent({ keepAlive: false }))
+      outcomes.push({ status: res.status, ms: Date.now() - started })
+    }
+    const slowest = Math.max(...outcomes.map(o => o.ms))
+    const failed = outcomes.filter(o => o.status !== 200)
+    t.comment(`shutdown: vanished instance through caddy: ${outcomes.length} requests, ${failed.length} failed, slowest ${slowest} ms`)
+    t.same(failed, [], 'no failed request')
+    t.ok(slowest < 2000, `none waits out a dial (${slowest} ms)`)
+  })
 })
