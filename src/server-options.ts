@@ -18,7 +18,8 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT' |
       ...(logStream !== undefined ? { stream: logStream } : pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
     },
     genReqId: requestId,
-    // The draining plugin answers 503 while closing, in the shared error shape.
+    // While closing, requests on open connections are answered, not refused (the draining
+    // plugin); readiness alone reports 503, in the shared error shape.
     return503OnClosing: false,
     // Past this the response is a 503 whatever the database does (the error handler maps
     // FST_ERR_HANDLER_TIMEOUT); abandoned queries end at their own timeouts.

@@ -24,9 +24,10 @@ async function get (url: string, headers: Record<string, string>, agent: Agent):
   })
 }
 
-// SIGTERM under load: requests in flight complete, requests after it get 503 in the error
-// shape (or are refused once the listener is closed), nothing is cut mid-response, and the
-// process exits 0 in 10 s. A connection still in the kernel's accept queue when the listener
+// SIGTERM under load: requests in flight complete, requests arriving after it on open
+// connections are answered (200, with `Connection: close`, so the client reconnects), new
+// connections are refused once the listener is closed, nothing is cut mid-response, and the
+// process exits 0 in 10 s. (Until issue 23, requests after SIGTERM got a 503.) A connection still in the kernel's accept queue when the listener
 // closes is reset by the operating system (ECONNRESET on a new connection): it never reached
 // the service, like a refused one, and is counted apart. A reset on a connection the service
 // had accepted (a reused one) is a drop.
@@ -34,7 +35,7 @@ t.test('graceful shutdown under load', async t => {
   const server = await startServer(t)
   const url = `${server.baseUrl}/api/jobs/${server.sampleJobId}/analytics`
   const headers = { authorization: `Bearer ${server.keys.pro}` }
-  const counts = { ok: 0, unavailable: 0, refused: 0, resetInAcceptQueue: 0, dropped: 0, other: 0 }
+  const counts = { ok: 0, okWithClose: 0, unavailable: 0, refused: 0, resetInAcceptQueue: 0, dropped: 0, other: 0 }
   let stop = false
   const reasons = new Set<string>()
   const offContract: string[] = []
@@ -43,8 +44,10 @@ t.test('graceful shutdown under load', async t => {
     for (let i = 0; i < 2000 && !stop; i++) {
       const res = await get(url, headers, agent)
       if ('statusCode' in res) {
-        if (res.statusCode === 200) counts.ok++
-        else if (res.statusCode === 503) counts.unavailable++
+        if (res.statusCode === 200) {
+          counts.ok++
+          if (res.headers.connection === 'close') counts.okWithClose++
+        } else if (res.statusCode === 503) counts.unavailable++
         else counts.other++
         offContract.push(...contractProblems(res))
       } else if (res.code === 'ECONNREFUSED' || (res.code === 'ECONNRESET' && !res.reused)) {
@@ -69,10 +72,45 @@ t.test('graceful shutdown under load', async t => {
   t.equal(exitCode, 0, 'exits cleanly')
   t.ok(exitedAfter < 10_000, `exits within 10 s (${exitedAfter} ms)`)
   t.equal(counts.dropped, 0, 'no request cut mid-flight')
-  t.equal(counts.other, 0, 'only 200 and 503')
-  t.ok(counts.unavailable > 0, 'requests during the drain got 503')
-  t.same(offContract.slice(0, 3), [], 'every answer, the 503s included, as the document says (error shape, request id)')
+  t.equal(counts.other, 0, 'only 200 (and 503, counted apart)')
+  t.equal(counts.unavailable, 0, 'no request during the drain is refused with a 503')
+  t.ok(counts.okWithClose > 0, 'requests during the drain were answered, with Connection: close')
+  t.same(offContract.slice(0, 3), [], 'every answer as the document says')
   t.ok(counts.ok >= 200)
+})
+
+// The order a proxy needs: once SIGTERM arrives, readiness fails at once (an active health
+// check takes the instance out of rotation) while a request on an open connection is still
+// answered, with `Connection: close`, and a new connection is refused.
+t.test('stopping: not ready at once, open connections still answered, new ones refused', async t => {
+  const server = await startServer(t)
+  const job = `${server.baseUrl}/api/jobs/${server.sampleJobId}`
+  const headers = { authorization: `Bearer ${server.keys.pro}` }
+  const api = new Agent({ keepAlive: true, maxSockets: 1 })
+  const checks = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => { api.destroy(); checks.destroy() })
+  const status = (res: Awaited<ReturnType<typeof get>>): number | string => 'statusCode' in res ? res.statusCode : res.code
+  t.equal(status(await get(job, headers, api)), 200, 'a keep-alive connection open')
+  t.equal(status(await get(`${server.baseUrl}/health/ready`, {}, checks)), 200, 'ready')
+  const signalled = Date.now()
+  server.child.kill('SIGTERM')
+  let ready = await get(`${server.baseUrl}/health/ready`, {}, checks)
+  while ('statusCode' in ready && ready.statusCode === 200 && Date.now() - signalled < 2000) {
+    await new Promise(resolve => setTimeout(resolve, 10))
+    ready = await get(`${server.baseUrl}/health/ready`, {}, checks)
+  }
+  const notReadyAfter = Date.now() - signalled
+  t.equal(status(ready), 503, `readiness fails (${notReadyAfter} ms after SIGTERM)`)
+  t.ok(notReadyAfter < 1000, 'at once')
+  t.same(contractProblems(ready as ObservedResponse), [], 'in the error shape')
+  const answered = await get(job, headers, api)
+  t.equal(status(answered), 200, 'a request on the open connection is answered')
+  t.equal((answered as ObservedResponse).headers.connection, 'close', 'with Connection: close')
+  const fresh = await get(job, headers, new Agent({ keepAlive: false }))
+  t.equal(status(fresh), 'ECONNREFUSED', 'a new connection is refused')
+  const exitCode = await new Promise<number | null>(resolve => server.child.once('exit', resolve))
+  t.comment(`shutdown: not ready ${notReadyAfter} ms after SIGTERM, exit ${exitCode} after ${Date.now() - signalled} ms`)
+  t.equal(exitCode, 0, 'exits cleanly once its connections are closed')
 })
 
 // What the SIGTERM handler runs (app.close), watched from the network: the pool's connections

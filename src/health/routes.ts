@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { bearerMatcher } from '../auth/bearer.js'
-import { databaseUnavailable } from '../errors.js'
+import { databaseUnavailable, shuttingDown } from '../errors.js'
 
 const READY_TIMEOUT_MS = 1000
 
@@ -23,6 +23,9 @@ const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { metricsTok
   app.get('/live', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
   app.get('/ready', { schema: { hide: true } }, async (request, reply) => {
+    // A stopping instance is not ready, at once: the proxy's active check takes it out of
+    // rotation while it still answers what arrives on its open connections.
+    if (app.draining()) throw shuttingDown()
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { reject(new Error('readiness query timed out')) }, READY_TIMEOUT_MS)

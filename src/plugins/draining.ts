@@ -1,24 +1,37 @@
 import { Server as NetServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { shuttingDown } from '../errors.js'
 
-const DRAIN_MS = 2000
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** True from the moment the instance starts closing: readiness fails at once. */
+    draining: () => boolean
+  }
+}
+
+/**
+ * How long open connections are served after SIGTERM before the idle ones are cut. Longer
+ * than the proxy's active health check needs to take the instance out of rotation
+ * (deploy/proxy/Caddyfile: every 1 s, 1 s timeout), so that by then nothing routes here and
+ * cutting an idle pooled connection races no request; short enough that a stop stays far
+ * below close-with-grace's 10 s and Compose's stop_grace_period of 15 s.
+ */
+export const DRAIN_MS = 3000
 
 /**
  * Draining on close, before Fastify closes the server. http.Server#close cuts idle
- * keep-alive connections at once, racing clients that are writing their next request on
- * them (they see ECONNRESET). So first stop accepting with net.Server#close, which leaves
- * open connections alone; answer on them with `Connection: close`, so each closes after its
- * next response and the client reconnects to a refusing port; wait for them, at most 2 s.
- * Requests arriving meanwhile get a 503 in the shared error shape (Fastify's own
- * return503OnClosing writes a body of its own, without code or request id).
+ * keep-alive connections at once, racing clients (and proxies' connection pools) that are
+ * writing their next request on them. So first stop accepting with net.Server#close, which
+ * leaves open connections alone, and fail readiness so that health checks take the instance
+ * out of rotation. Whatever still arrives on an open connection was sent by a client that
+ * had not yet heard: it is answered as usual, with `Connection: close`, so each connection
+ * closes after its next response and its client reconnects elsewhere (Fastify's router adds
+ * the header while closing; the hook makes it explicit). Wait for the connections to close,
+ * at most DRAIN_MS; then Fastify cuts the idle ones and waits for requests in flight.
  */
 export default fp(async function drainingPlugin (app: FastifyInstance) {
   let closing = false
-  app.addHook('onRequest', async () => {
-    if (closing) throw shuttingDown()
-  })
+  app.decorate('draining', () => closing)
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })

@@ -180,7 +180,7 @@ t.test('against PostgreSQL as the compose file runs it: the migrate command, the
   const [code, signal] = await exited
   const stopMs = Date.now() - stopping
   t.same([code, signal], [0, null], 'SIGTERM: exits 0', { output })
-  // About 2 s: the draining plugin waits up to 2 s for open keep-alive connections (this
+  // At most 3 s: the draining plugin waits up to 3 s for open keep-alive connections (this
   // test's fetch keeps one). The bound leaves room for a loaded CI machine and stays below
   // close-with-grace's 10 s, past which the exit would be forced.
   t.ok(stopMs < 8000, `promptly (${stopMs} ms)`)

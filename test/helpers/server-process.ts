@@ -22,6 +22,8 @@ export interface StartOptions {
   command?: string[]
   /** Where it runs; the project root by default. */
   cwd?: string
+  /** The embedded database's directory: a new one by default; a former run's to restart it. */
+  dataDir?: string
 }
 
 /**
@@ -29,7 +31,7 @@ export interface StartOptions {
  * database (created, migrated and seeded) and a free port, read from its start-up banner.
  */
 export async function startServer (t: Teardown, env: Record<string, string> = {}, options: StartOptions = {}): Promise<RunningServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'screening-server-'))
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'screening-server-'))
   const { DATABASE_URL: _, ...inherited } = process.env
   const [program, ...args] = options.command ?? [process.execPath, '--import', 'tsx', 'src/server.ts']
   const child = spawn(program!, args, {
