@@ -1,4 +1,5 @@
 import { generateApiKey } from '../auth/api-keys.js'
+import { EVERY_SCOPE } from '../auth/scopes.js'
 import type { Prisma } from '../db/database.js'
 import type { Plan, SubscriptionStatus } from '../generated/prisma/enums.js'
 
@@ -15,14 +16,28 @@ export async function createUser (prisma: Prisma, input: { organizationId: strin
   return await prisma.user.create({ data: input })
 }
 
-/** Creates a key and returns it in clear: the only time it is ever available. */
-export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null }) {
+/**
+ * Creates a key and returns it in clear: the only time it is ever available. Without
+ * `scopes`, the key has every scope (`*`, src/auth/scopes.ts).
+ */
+export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null, scopes?: string[] }) {
   const { key, prefix, hash } = generateApiKey()
   const row = await prisma.apiKey.create({
-    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null },
-    select: { id: true, prefix: true, expiresAt: true },
+    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null, scopes: input.scopes ?? [EVERY_SCOPE] },
+    select: { id: true, prefix: true, expiresAt: true, scopes: true },
   })
   return { ...row, key }
+}
+
+/**
+ * Replaces a key's scopes (as parseScopeList gives them), by id or prefix; null when no
+ * active key matched. Every instance drops its cached callers when this commits (the
+ * trigger of migration api_key_scopes), as for a revocation.
+ */
+export async function setApiKeyScopes (prisma: Prisma, by: { id: string } | { prefix: string }, scopes: string[]) {
+  const { count } = await prisma.apiKey.updateMany({ where: { ...by, revokedAt: null }, data: { scopes } })
+  if (count === 0) return null
+  return await prisma.apiKey.findFirstOrThrow({ where: by, select: { id: true, prefix: true, name: true, scopes: true } })
 }
 
 /** Revokes by id or by the key's readable prefix; false when no active key matched. */
