@@ -101,6 +101,15 @@ t.test('every cell has its expected status; another organization\'s job is byte-
   }
 })
 
+t.test('HEAD is guarded like GET: a key without the scope gets 403 with no body', async t => {
+  for (const [url, caller] of [[`/api/jobs/${jobs.get(pro)}`, 'pro/analytics'], [`/api/jobs/${jobs.get(pro)}/analytics`, 'pro/jobs'], ['/api/jobs', 'pro/analytics']] as const) {
+    const res = await app.inject({ method: 'HEAD', url, headers: callers[caller]!.auth })
+    t.equal(res.statusCode, 403, `HEAD ${url} ${caller}`)
+    t.equal(res.body, '', 'no body')
+    t.equal((await app.inject({ method: 'HEAD', url, headers: pro.auth })).statusCode, 200, `HEAD ${url} with every scope`)
+  }
+})
+
 type CursorCase = 'none' | 'own' | 'other' | 'forged' | 'garbled'
 const cursorOf = async (tenant: Tenant): Promise<string> => (await app.inject({ url: '/api/jobs?limit=1', headers: tenant.auth })).json().next_cursor as string
 // The organization's own cursor, made with its unrestricted key (a key without jobs:read gets none).

@@ -22,6 +22,22 @@ export function requiredScopes (route: Pick<RouteOptions, 'url' | 'schema'>): Sc
 }
 
 /**
+ * The check a route needs, or undefined when it names no scope. A route that names a scope
+ * but documents no 403 is refused: its clients would not know the answer they may get.
+ */
+export function scopeGuardFor (route: Pick<RouteOptions, 'url' | 'schema'>): ((request: FastifyRequest) => Promise<void>) | undefined {
+  const scopes = requiredScopes(route)
+  if (scopes.length === 0) return undefined
+  if ((route.schema?.response as Record<string, unknown> | undefined)?.['403'] === undefined) {
+    throw new Error(`${route.url} requires ${scopes.join(', ')} but documents no 403`)
+  }
+  return async function scopeGuard (request: FastifyRequest): Promise<void> {
+    const missing = scopes.find(scope => !request.caller.scopes.includes(scope))
+    if (missing !== undefined) throw insufficientScope(missing)
+  }
+}
+
+/**
  * Gives each route that names scopes a check that the caller's key has them: a 403
  * `insufficient_scope` otherwise. The check runs right after authentication (a route's
  * onRequest hooks come after its context's), so before validation, the plan guard and any
@@ -29,15 +45,8 @@ export function requiredScopes (route: Pick<RouteOptions, 'url' | 'schema'>): Sc
  */
 export default fp(async function scopeGuardPlugin (app: FastifyInstance) {
   app.addHook('onRoute', route => {
-    const scopes = requiredScopes(route)
-    if (scopes.length === 0) return
-    if ((route.schema?.response as Record<string, unknown> | undefined)?.['403'] === undefined) {
-      throw new Error(`${route.url} requires ${scopes.join(', ')} but documents no 403`)
-    }
-    const guard = async function scopeGuard (request: FastifyRequest): Promise<void> {
-      const missing = scopes.find(scope => !request.caller.scopes.includes(scope))
-      if (missing !== undefined) throw insufficientScope(missing)
-    }
+    const guard = scopeGuardFor(route)
+    if (guard === undefined) return
     const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     route.onRequest = [...existing, guard]
   })
