@@ -2,7 +2,7 @@
 // Works on the database the environment names (DATABASE_URL, else the embedded one).
 import { parseArgs } from 'node:util'
 import { createApiKey, createOrganization, createUser, revokeApiKey, setApiKeyScopes, setPlan } from '../src/admin/commands.js'
-import { parseScopeList } from '../src/auth/scopes.js'
+import { EVERY_SCOPE, parseScopeList } from '../src/auth/scopes.js'
 import { foldScreenStats, hasDrift, verifyScreenStats } from '../src/admin/screen-stats.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { openDatabase, type Prisma } from '../src/db/database.js'
@@ -68,7 +68,8 @@ const commands: Record<string, (prisma: Prisma, o: Options) => Promise<unknown>>
   }),
   'create-user': async (prisma, o) => await createUser(prisma, { organizationId: uuid('org', o.org), email: required('email', o.email), name: required('name', o.name) }),
   'create-key': async (prisma, o) => {
-    const created = await createApiKey(prisma, { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null, ...(o.scopes !== undefined ? { scopes: scopes(o.scopes) } : {}) })
+    // Scopes written either way, so that the output shows them as stored.
+    const created = await createApiKey(prisma, { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null, scopes: o.scopes !== undefined ? scopes(o.scopes) : [EVERY_SCOPE] })
     return { ...created, note: 'Store the key now: it is not shown again.' }
   },
   'set-scopes': async (prisma, o) => {

@@ -1,5 +1,4 @@
 import { generateApiKey } from '../auth/api-keys.js'
-import { EVERY_SCOPE } from '../auth/scopes.js'
 import type { Prisma } from '../db/database.js'
 import type { Plan, SubscriptionStatus } from '../generated/prisma/enums.js'
 
@@ -18,13 +17,16 @@ export async function createUser (prisma: Prisma, input: { organizationId: strin
 
 /**
  * Creates a key and returns it in clear: the only time it is ever available. Without
- * `scopes`, the key has every scope (`*`, src/auth/scopes.ts).
+ * `scopes`, the column's default: every scope (`*`, src/auth/scopes.ts). The column is
+ * neither written nor read then, so that this works on a database migrated to before it
+ * (the migration tests make tenants on those).
  */
 export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null, scopes?: string[] }) {
   const { key, prefix, hash } = generateApiKey()
+  const scoped = input.scopes !== undefined
   const row = await prisma.apiKey.create({
-    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null, scopes: input.scopes ?? [EVERY_SCOPE] },
-    select: { id: true, prefix: true, expiresAt: true, scopes: true },
+    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null, ...(scoped ? { scopes: input.scopes } : {}) },
+    select: { id: true, prefix: true, expiresAt: true, ...(scoped ? { scopes: true } : {}) },
   })
   return { ...row, key }
 }

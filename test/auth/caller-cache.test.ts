@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { createApiKey, revokeApiKey, setApiKeyScopes, setPlan } from '../../src/admin/commands.js'
 import { buildApp } from '../../src/app.js'
 import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { assertContract } from '../helpers/contract.js'
 import { createJob, createTenant, type Tenant } from '../helpers/fixtures.js'
 
 // The caller cache end to end, on the database the suite runs on (embedded, or the server
@@ -108,6 +109,8 @@ t.test('a change of scopes takes effect on every instance as fast as a revocatio
   figures.push(`scope removed, seen by a second instance after ${(await until(t, second, url, tenant, 403)).toFixed(1)} ms`)
   const refused = await second.inject({ url, headers: tenant.auth })
   t.match(refused.json(), { code: 'insufficient_scope', required_scope: 'analytics:read' })
+  // The second instance is not the test app, whose responses are checked for it.
+  t.doesNotThrow(() => { assertContract({ method: 'GET', url, statusCode: refused.statusCode, headers: refused.headers, body: refused.body }) }, 'the 403 is the one the document declares')
   t.equal((await app.inject({ url, headers: tenant.auth })).statusCode, 403, 'and by the first')
   t.equal((await second.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })).statusCode, 200, 'jobs:read still works')
   t.same((await app.inject({ url: '/api/me', headers: tenant.auth })).json().scopes, ['jobs:read'], '/api/me lists the new scopes')
