@@ -1,7 +1,8 @@
 // npm run admin -- <command> [options]: bootstrap and operate a deployment without SQL.
 // Works on the database the environment names (DATABASE_URL, else the embedded one).
 import { parseArgs } from 'node:util'
-import { createApiKey, createOrganization, createUser, revokeApiKey, setPlan } from '../src/admin/commands.js'
+import { createApiKey, createOrganization, createUser, revokeApiKey, setApiKeyScopes, setPlan } from '../src/admin/commands.js'
+import { EVERY_SCOPE, parseScopeList } from '../src/auth/scopes.js'
 import { foldScreenStats, hasDrift, verifyScreenStats } from '../src/admin/screen-stats.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { openDatabase, type Prisma } from '../src/db/database.js'
@@ -11,7 +12,11 @@ const USAGE = `usage: npm run admin -- <command> [options]
 
   create-org   --name <name> [--plan free|pro] [--status active|trialing|past_due|canceled] [--period-end <ISO date>]
   create-user  --org <organization id> --email <email> --name <name>
-  create-key   --user <user id> [--name <label>] [--expires <ISO date>]     prints the key once
+  create-key   --user <user id> [--name <label>] [--expires <ISO date>] [--scopes <scopes>]
+               prints the key once. --scopes: jobs:read, analytics:read, comma-separated, or all
+               (the default: every scope, including any added later)
+  set-scopes   --prefix <srk_xxxxxxxx> | --id <api key id> --scopes <scopes>
+               replaces an active key's scopes; every instance applies it within a second
   revoke-key   --prefix <srk_xxxxxxxx> | --id <api key id>
   set-plan     --org <organization id> --plan free|pro [--status <status>] [--period-end <ISO date>|none]
   verify-stats [--fix] [--timeout <seconds>]
@@ -39,6 +44,15 @@ function uuid (name: string, value: string | undefined): string {
   if (!UUID.test(required(name, value))) throw new UsageError(`--${name} must be a UUID`)
   return value as string
 }
+function scopes (value: string | undefined): string[] {
+  const parsed = parseScopeList(required('scopes', value))
+  if ('error' in parsed) throw new UsageError(`--scopes: ${parsed.error}`)
+  return parsed.scopes
+}
+function keyByPrefixOrId (o: Options): { id: string } | { prefix: string } {
+  if ((o.prefix === undefined) === (o.id === undefined)) throw new UsageError('give exactly one of --prefix and --id')
+  return o.id !== undefined ? { id: uuid('id', o.id) } : { prefix: required('prefix', o.prefix) }
+}
 function date (name: string, value: string | undefined): Date | null | undefined {
   if (value === undefined) return undefined
   if (value === 'none') return null
@@ -54,12 +68,18 @@ const commands: Record<string, (prisma: Prisma, o: Options) => Promise<unknown>>
   }),
   'create-user': async (prisma, o) => await createUser(prisma, { organizationId: uuid('org', o.org), email: required('email', o.email), name: required('name', o.name) }),
   'create-key': async (prisma, o) => {
-    const created = await createApiKey(prisma, { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null })
+    // Scopes written either way, so that the output shows them as stored.
+    const created = await createApiKey(prisma, { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null, scopes: o.scopes !== undefined ? scopes(o.scopes) : [EVERY_SCOPE] })
     return { ...created, note: 'Store the key now: it is not shown again.' }
   },
+  'set-scopes': async (prisma, o) => {
+    const by = keyByPrefixOrId(o)
+    const updated = await setApiKeyScopes(prisma, by, scopes(o.scopes))
+    if (updated === null) throw new Error('No active key matched.')
+    return updated
+  },
   'revoke-key': async (prisma, o) => {
-    if ((o.prefix === undefined) === (o.id === undefined)) throw new UsageError('give exactly one of --prefix and --id')
-    const revoked = await revokeApiKey(prisma, o.id !== undefined ? { id: uuid('id', o.id) } : { prefix: required('prefix', o.prefix) })
+    const revoked = await revokeApiKey(prisma, keyByPrefixOrId(o))
     if (!revoked) throw new Error('No active key matched.')
     return { revoked: true }
   },
@@ -87,7 +107,7 @@ async function main (): Promise<number> {
       allowPositionals: true,
       strict: true,
       options: {
-        ...Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id'].map(n => [n, { type: 'string' as const }])),
+        ...Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id', 'scopes'].map(n => [n, { type: 'string' as const }])),
         timeout: { type: 'string' as const },
         fix: { type: 'boolean' as const },
       },

@@ -11,7 +11,7 @@ try {
   try {
     const demo = await seedDemoData(db.prisma)
     console.log(`Seeded demo data into the ${db.kind} database.`)
-    for (const c of demo.credentials) console.log(`  ${c.plan.padEnd(4)}  ${c.organization.padEnd(18)} ${c.key}`)
+    for (const c of demo.credentials) console.log(`  ${c.plan.padEnd(4)}  ${c.organization.padEnd(18)} ${c.key}${c.scopes !== undefined ? `  (${c.scopes.join(', ')} only)` : ''}`)
   } finally {
     await db.close()
   }

@@ -14,6 +14,7 @@ import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import prismaPlugin from './plugins/prisma.js'
 import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js'
+import scopeGuardPlugin from './plugins/scope-guard.js'
 import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
@@ -50,6 +51,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(async (api) => {
     await api.register(rateLimitPlugin, { perKeyMax: config.RATE_LIMIT_MAX, failedAuthMax: config.AUTH_FAILURE_LIMIT, windowSeconds: config.RATE_LIMIT_WINDOW_S, redisUrl: config.REDIS_URL, onStore: store => { rateLimitStore = store } })
     await api.register(authPlugin)
+    await api.register(scopeGuardPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)
     await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX })

@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorStatus } from './schemas/error.js'
+import { ERROR_CODES, INSUFFICIENT_SCOPE, type ErrorStatus } from './schemas/error.js'
 
 /**
  * An error with a documented status and code. Thrown anywhere in a request; the error
@@ -10,10 +10,11 @@ export class ApiError extends Error {
     readonly statusCode: ErrorStatus,
     message: string,
     readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {}
+    readonly headers: Record<string, string> = {},
+    code: string = ERROR_CODES[statusCode]
   ) {
     super(message)
-    this.code = ERROR_CODES[statusCode]
+    this.code = code
   }
 
   /** The shared error body. */
@@ -23,6 +24,10 @@ export class ApiError extends Error {
 }
 
 export const jobNotFound = (): ApiError => new ApiError(404, 'Job not found')
+
+/** A 403 `insufficient_scope`: the key may not call this operation, whatever it asks. */
+export const insufficientScope = (scope: string): ApiError =>
+  new ApiError(403, `This API key lacks the scope \`${scope}\` that the operation requires.`, { required_scope: scope }, {}, INSUFFICIENT_SCOPE)
 
 /** The database is unreachable, overloaded or timed out: the client may retry. */
 export const databaseUnavailable = (): ApiError => new ApiError(503, 'Service unavailable, retry later', {}, { 'retry-after': '5' })

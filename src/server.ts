@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { banner } from './banner.js'
 import { checkServingConfig, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/database.js'
-import { demoData, seedDemoData } from './db/seed.js'
+import { existingDemoData, seedDemoData } from './db/seed.js'
 
 async function main (): Promise<void> {
   const config = loadConfig()
@@ -23,7 +23,7 @@ async function main (): Promise<void> {
     const address = app.server.address()
     const port = typeof address === 'object' && address !== null ? address.port : config.PORT
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST
-    console.log(banner(config.PUBLIC_URL ?? `http://${host}:${port}`, demo ?? demoData()))
+    console.log(banner(config.PUBLIC_URL ?? `http://${host}:${port}`, demo ?? await existingDemoData(database.prisma)))
   }
 }
 

@@ -39,3 +39,44 @@ t.test('bootstrap an organization, a user and a key; change the plan; revoke the
   t.equal(again.status, 1, 'revoking twice fails: no active key matched')
   t.match(again.stderr, /No active key matched/)
 })
+
+t.test('scoped keys: create-key --scopes, set-scopes; unknown scopes refused with exit 2 (issue 24)', async t => {
+  const org = admin('create-org', '--name', 'Scoped Co', '--plan', 'pro')
+  t.equal(org.status, 0, org.stderr)
+  const user = admin('create-user', '--org', JSON.parse(org.stdout).id, '--email', 'sam@scoped.test', '--name', 'Sam')
+  t.equal(user.status, 0, user.stderr)
+  const userId = JSON.parse(user.stdout).id as string
+  const unrestricted = admin('create-key', '--user', userId, '--name', 'default')
+  t.equal(unrestricted.status, 0, unrestricted.stderr)
+  t.same(JSON.parse(unrestricted.stdout).scopes, ['*'], 'without --scopes: every scope, now and later')
+  const restricted = admin('create-key', '--user', userId, '--name', 'partner', '--scopes', 'analytics:read, jobs:read,jobs:read')
+  t.equal(restricted.status, 0, restricted.stderr)
+  const created = JSON.parse(restricted.stdout)
+  t.same(created.scopes, ['jobs:read', 'analytics:read'], 'listed once each, in the known order')
+  for (const [args, message] of [
+    [['create-key', '--user', userId, '--scopes', 'jobs:write'], /unknown scope "jobs:write": known scopes are jobs:read, analytics:read \(or all\)/],
+    [['create-key', '--user', userId, '--scopes', 'jobs:read,admin'], /unknown scope "admin"/],
+    [['create-key', '--user', userId, '--scopes', ''], /--scopes is required/],
+    [['create-key', '--user', userId, '--scopes', ','], /at least one scope is needed/],
+    [['set-scopes', '--prefix', created.prefix, '--scopes', 'all,jobs:read'], /`all` stands alone/],
+    [['set-scopes', '--prefix', created.prefix, '--scopes', 'Jobs:Read'], /unknown scope "Jobs:Read"/],
+    [['set-scopes', '--prefix', created.prefix], /--scopes is required/],
+    [['set-scopes', '--scopes', 'jobs:read'], /give exactly one of --prefix and --id/],
+  ] as Array<[string[], RegExp]>) {
+    const res = admin(...args)
+    t.equal(res.status, 2, `${args.join(' ')}: exit 2`)
+    t.match(res.stderr, message, `${args.join(' ')}: says why`)
+    t.match(res.stderr, /usage: npm run admin/)
+  }
+  const narrowed = admin('set-scopes', '--prefix', created.prefix, '--scopes', 'jobs:read')
+  t.equal(narrowed.status, 0, narrowed.stderr)
+  t.match(JSON.parse(narrowed.stdout), { prefix: created.prefix, name: 'partner', scopes: ['jobs:read'] })
+  const widened = admin('set-scopes', '--id', created.id, '--scopes', 'all')
+  t.equal(widened.status, 0, widened.stderr)
+  t.same(JSON.parse(widened.stdout).scopes, ['*'], '`all`: every scope again')
+  t.equal(admin('revoke-key', '--prefix', created.prefix).status, 0)
+  const revoked = admin('set-scopes', '--prefix', created.prefix, '--scopes', 'jobs:read')
+  t.equal(revoked.status, 1, 'a revoked key\'s scopes are not changed')
+  t.match(revoked.stderr, /No active key matched/)
+  t.equal(admin('set-scopes', '--prefix', 'srk_nosuchky', '--scopes', 'jobs:read').status, 1, 'nor a missing one')
+})

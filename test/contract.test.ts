@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from './helpers/app.js'
 import { ContractError, contractProblems } from './helpers/contract.js'
-import { createJob, createTenant } from './helpers/fixtures.js'
+import { createJob, createTenant, keyWithScopes } from './helpers/fixtures.js'
 
 // The response check in the test helper is active for the whole suite, and it fails what it
 // should. Real responses are taken, then altered the way a regression would alter them.
@@ -80,4 +80,30 @@ t.test('a header the document does not declare for the response fails; so does a
   t.equal(missing.statusCode, 404)
   t.match(contractProblems({ method: 'GET', url: '/api/jobs/00000000-0000-4000-8000-000000000000', statusCode: 404, headers: { ...missing.headers, etag: '"x"' }, body: missing.body }), [/header etag is not documented/], 'an ETag on an error')
   t.match(contractProblems({ method: 'GET', url: '/api/jobs/00000000-0000-4000-8000-000000000000', statusCode: 404, headers: { ...missing.headers, 'retry-after': '5' }, body: missing.body }), [/header retry-after is not documented/])
+})
+
+t.test('a 403 is checked against the operation\'s declared 403: insufficient_scope, upgrade_required, or either (issue 24)', async t => {
+  const analyticsOnly = await keyWithScopes(prisma, tenant, ['analytics:read'])
+  const jobsOnly = await keyWithScopes(prisma, tenant, ['jobs:read'])
+  const free = await createTenant(prisma, { plan: 'free' })
+  const freeJob = await createJob(prisma, free)
+  const scope = await app.inject({ url: `/api/jobs/${job.id}`, headers: analyticsOnly.auth })
+  t.equal(scope.statusCode, 403, 'getJob without jobs:read (and the test app found it documented)')
+  const observed = { method: 'GET', url: `/api/jobs/${job.id}`, statusCode: 403, headers: scope.headers, body: scope.body }
+  t.same(contractProblems(observed), [])
+  const { required_scope: _, ...noScope } = scope.json() as Record<string, unknown>
+  t.match(contractProblems({ ...observed, body: JSON.stringify(noScope) }), [/must have required property 'required_scope'/], 'required_scope missing')
+  t.match(contractProblems({ ...observed, body: JSON.stringify({ ...scope.json(), code: 'forbidden' }) }), [/data\/code must be equal to/], 'another code')
+  const plan = await app.inject({ url: `/api/jobs/${freeJob.id}/analytics`, headers: free.auth })
+  t.equal(plan.statusCode, 403)
+  t.match(contractProblems({ ...observed, body: plan.body }), [/must have required property 'required_scope'/], 'upgrade_required is not a 403 of getJob')
+  const analyticsScope = await app.inject({ url: `/api/jobs/${job.id}/analytics`, headers: jobsOnly.auth })
+  t.equal(analyticsScope.statusCode, 403, 'getJobAnalytics without analytics:read')
+  const analytics = { method: 'GET', url: `/api/jobs/${job.id}/analytics`, statusCode: 403, headers: analyticsScope.headers, body: analyticsScope.body }
+  t.same(contractProblems(analytics), [], 'insufficient_scope is a 403 of getJobAnalytics')
+  t.same(contractProblems({ ...analytics, body: plan.body }), [], 'so is upgrade_required')
+  t.match(contractProblems({ ...analytics, body: JSON.stringify({ ...analyticsScope.json(), upgrade_url: '/x' }) }), [/must NOT have additional properties/], 'but not a mix of the two')
+  const list = await app.inject({ url: '/api/jobs', headers: analyticsOnly.auth })
+  t.equal(list.statusCode, 403, 'listJobs without jobs:read')
+  t.match(list.json(), { code: 'insufficient_scope', required_scope: 'jobs:read' })
 })

@@ -11,19 +11,36 @@ t.test('served as OpenAPI 3.1 with the package version', async t => {
   t.equal(doc.info.version, (await import('../package.json', { with: { type: 'json' } })).default.version)
 })
 
-t.test('a bearer security scheme, required by every /api operation', async t => {
-  t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: doc.components.securitySchemes.bearerAuth.description })
-  for (const [path, item] of Object.entries<Record<string, { security?: unknown, responses: Record<string, unknown> }>>(doc.paths)) {
+// The scope each operation needs (issue 24), named as a role of its bearer requirement.
+const SCOPE_OF: Record<string, string[]> = { getMe: [], getJob: ['jobs:read'], listJobs: ['jobs:read'], getJobAnalytics: ['analytics:read'] }
+
+t.test('a bearer security scheme, required by every /api operation, with the scope each needs', async t => {
+  t.same(doc.components.securitySchemes.bearerAuth, {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'API key',
+    description: doc.components.securitySchemes.bearerAuth.description,
+    'x-scopes': { 'jobs:read': doc.components.securitySchemes.bearerAuth['x-scopes']['jobs:read'], 'analytics:read': doc.components.securitySchemes.bearerAuth['x-scopes']['analytics:read'] },
+  })
+  const seen: string[] = []
+  for (const [path, item] of Object.entries<Record<string, { operationId: string, security?: unknown, responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>(doc.paths)) {
     t.ok(path.startsWith('/api/'), `${path} is an API path (health and docs are hidden)`)
     for (const [method, op] of Object.entries(item)) {
-      t.same(op.security, [{ bearerAuth: [] }], `${method} ${path} requires the bearer key`)
+      const scopes = SCOPE_OF[op.operationId]
+      t.ok(scopes, `${op.operationId} has a known scope`)
+      seen.push(op.operationId)
+      t.same(op.security, [{ bearerAuth: scopes }], `${method} ${path} requires the bearer key${scopes!.length > 0 ? ` with ${scopes!.join(', ')}` : ''}`)
       t.ok(op.responses['401'], `${method} ${path} documents 401`)
+      if (scopes!.length > 0) {
+        t.match(JSON.stringify(op.responses['403']?.content?.['application/json']?.schema), /#\/components\/schemas\/InsufficientScope/, `${method} ${path} documents 403 insufficient_scope`)
+      }
     }
   }
+  t.same(seen.sort(), Object.keys(SCOPE_OF).sort(), 'every operation, each once')
 })
 
 t.test('shared schemas appear under their own names', async t => {
-  for (const name of ['ApiError', 'ErrorDetail', 'UpgradeRequired', 'Me', 'Job']) t.ok(doc.components.schemas[name], name)
+  for (const name of ['ApiError', 'ErrorDetail', 'UpgradeRequired', 'InsufficientScope', 'Me', 'Job']) t.ok(doc.components.schemas[name], name)
   t.notOk(Object.keys(doc.components.schemas).some(k => k.startsWith('def-')), 'no anonymous def-N')
   t.same(doc.paths['/api/me'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Me' })
   t.same(doc.paths['/api/me'].get.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/ApiError' })

@@ -5,12 +5,20 @@ import { startServer } from './helpers/server-process.js'
 t.test('a first start creates, migrates and seeds the embedded database and prints working keys', async t => {
   const server = await startServer(t)
   t.equal(server.docsUrl, `${server.baseUrl}/docs`)
-  t.same(Object.keys(server.keys).sort(), ['free', 'pro'])
+  t.same(Object.keys(server.keys).sort(), ['free', 'pro', 'restricted'])
   for (const plan of ['pro', 'free'] as const) {
     const res = await fetch(`${server.baseUrl}/api/me`, { headers: { authorization: `Bearer ${server.keys[plan]}` } })
     t.equal(res.status, 200)
     t.equal((await res.json() as { subscription: { plan: string } }).subscription.plan, plan)
   }
+  // The restricted demo key (issue 24): the Pro organization's, jobs:read only.
+  const restricted = { authorization: `Bearer ${server.keys.restricted}` }
+  const me = await fetch(`${server.baseUrl}/api/me`, { headers: restricted })
+  t.match(await me.json(), { subscription: { plan: 'pro' }, scopes: ['jobs:read'] }, 'the restricted key: Pro, jobs:read only')
+  t.equal((await fetch(`${server.baseUrl}/api/jobs/${server.sampleJobId}`, { headers: restricted })).status, 200, 'it reads the job')
+  const analytics = await fetch(`${server.baseUrl}/api/jobs/${server.sampleJobId}/analytics`, { headers: restricted })
+  t.equal(analytics.status, 403)
+  t.match(await analytics.json(), { code: 'insufficient_scope', required_scope: 'analytics:read' }, 'not its analytics')
   const none = await fetch(`${server.baseUrl}/api/me`)
   t.equal(none.status, 401)
   t.equal((await none.json() as { code: string }).code, 'unauthorized')

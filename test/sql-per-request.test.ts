@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from './helpers/app.js'
-import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
+import { createJob, createScreens, createTenant, keyWithScopes } from './helpers/fixtures.js'
 
 // SQL statements per request, counted from Prisma's query events (what is sent, not what
 // the code looks like it sends). None of a request's statements run concurrently, so each is
@@ -58,6 +58,31 @@ t.test('analytics with If-None-Match: a current ETag costs one small read, a sta
   t.equal(stale.status, 200)
   t.equal(stale.sql.length, 2, 'the version, then the answer')
   t.comment(`sql per request figures: analytics with a current ETag ${current.sql.length}, with a stale one ${stale.sql.length}`)
+})
+
+t.test('a key without the operation\'s scope: 403 with no statement, whatever the job (issue 24)', async t => {
+  const other = await createTenant(prisma, { plan: 'pro' })
+  const foreign = await createJob(prisma, other)
+  const free = await createTenant(prisma, { plan: 'free' })
+  const cases = [
+    { key: await keyWithScopes(prisma, pro, ['analytics:read']), path: (id: string) => `/api/jobs/${id}`, scope: 'jobs:read' },
+    { key: await keyWithScopes(prisma, pro, ['jobs:read']), path: (id: string) => `/api/jobs/${id}/analytics?tz=Europe/Berlin`, scope: 'analytics:read' },
+    { key: await keyWithScopes(prisma, free, ['jobs:read']), path: (id: string) => `/api/jobs/${id}/analytics`, scope: 'analytics:read' },
+  ]
+  const figures: string[] = []
+  for (const { key, path, scope } of cases) {
+    t.equal((await statements('/api/me', key.auth)).status, 200, 'the caller is looked up once (and cached)')
+    for (const [target, id] of [['own', job.id], ['foreign', foreign.id], ['missing', '00000000-0000-4000-8000-000000000000']] as const) {
+      sent.length = 0
+      const res = await app.inject({ url: path(id), headers: key.auth })
+      await new Promise(resolve => setTimeout(resolve, 20))
+      t.equal(res.statusCode, 403, `${path(target)}: 403`)
+      t.match(res.json(), { code: 'insufficient_scope', required_scope: scope })
+      t.same(sent, [], `${path(target)}: no statement`)
+      figures.push(`${scope} ${target} ${sent.length}`)
+    }
+  }
+  t.comment(`sql per request figures: insufficient scope, warm caller: ${figures.join(', ')}`)
 })
 
 t.test('an unknown caller costs one statement, a malformed one none', async t => {

@@ -15,14 +15,31 @@ export async function createUser (prisma: Prisma, input: { organizationId: strin
   return await prisma.user.create({ data: input })
 }
 
-/** Creates a key and returns it in clear: the only time it is ever available. */
-export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null }) {
+/**
+ * Creates a key and returns it in clear: the only time it is ever available. Without
+ * `scopes`, the column's default: every scope (`*`, src/auth/scopes.ts). The column is
+ * neither written nor read then, so that this works on a database migrated to before it
+ * (the migration tests make tenants on those).
+ */
+export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null, scopes?: string[] }) {
   const { key, prefix, hash } = generateApiKey()
+  const scoped = input.scopes !== undefined
   const row = await prisma.apiKey.create({
-    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null },
-    select: { id: true, prefix: true, expiresAt: true },
+    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null, ...(scoped ? { scopes: input.scopes } : {}) },
+    select: { id: true, prefix: true, expiresAt: true, ...(scoped ? { scopes: true } : {}) },
   })
   return { ...row, key }
+}
+
+/**
+ * Replaces a key's scopes (as parseScopeList gives them), by id or prefix; null when no
+ * active key matched. Every instance drops its cached callers when this commits (the
+ * trigger of migration api_key_scopes), as for a revocation.
+ */
+export async function setApiKeyScopes (prisma: Prisma, by: { id: string } | { prefix: string }, scopes: string[]) {
+  const { count } = await prisma.apiKey.updateMany({ where: { ...by, revokedAt: null }, data: { scopes } })
+  if (count === 0) return null
+  return await prisma.apiKey.findFirstOrThrow({ where: by, select: { id: true, prefix: true, name: true, scopes: true } })
 }
 
 /** Revokes by id or by the key's readable prefix; false when no active key matched. */

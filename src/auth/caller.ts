@@ -1,4 +1,5 @@
 import type { Plan, SubscriptionStatus } from '../generated/prisma/enums.js'
+import type { Scope } from './scopes.js'
 
 export interface Subscription {
   plan: Plan
@@ -9,6 +10,8 @@ export interface Subscription {
 /** Who is calling: set by the auth hook on every /api request. */
 export interface Caller {
   apiKeyId: string
+  /** What the key may do now (every scope for a key stored as `*`). */
+  scopes: Scope[]
   user: { id: string, email: string, name: string, createdAt: Date }
   organization: { id: string, name: string }
   subscription: Subscription

@@ -1,5 +1,6 @@
 import type { Prisma } from '../db/database.js'
 import type { LoadedCaller } from './caller-cache.js'
+import { grantedScopes } from './scopes.js'
 
 /**
  * The caller behind a key hash, when the key exists, is not revoked and has not expired:
@@ -13,6 +14,7 @@ export async function findCallerByKeyHash (prisma: Prisma, hash: Uint8Array<Arra
       id: true,
       lastUsedAt: true,
       expiresAt: true,
+      scopes: true,
       user: {
         select: {
           id: true,
@@ -28,6 +30,7 @@ export async function findCallerByKeyHash (prisma: Prisma, hash: Uint8Array<Arra
   const { organization, ...user } = key.user
   return {
     apiKeyId: key.id,
+    scopes: grantedScopes(key.scopes),
     lastUsedAt: key.lastUsedAt,
     expiresAt: key.expiresAt,
     user,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { demoApiKey } from '../auth/api-keys.js'
+import { apiKeyPrefix, demoApiKey } from '../auth/api-keys.js'
+import type { Scope } from '../auth/scopes.js'
 import type { Prisma as Db } from './database.js'
 import type { JobStatus, Plan, ScreenStatus } from '../generated/prisma/enums.js'
 
@@ -42,6 +43,8 @@ interface DemoJob {
 
 interface DemoOrg {
   key: string
+  /** A second demo key, restricted to these scopes (issue 24): a 403 insufficient_scope to try. */
+  restrictedKey?: Scope[]
   name: string
   plan: Plan
   user: { name: string, email: string }
@@ -52,6 +55,7 @@ interface DemoOrg {
 const ORGS: DemoOrg[] = [
   {
     key: 'acme',
+    restrictedKey: ['jobs:read'],
     name: 'Acme Recruiting',
     plan: 'pro',
     user: { name: 'Alice Pro', email: 'alice@acme.example' },
@@ -83,6 +87,8 @@ export interface DemoCredential {
   plan: Plan
   email: string
   key: string
+  /** Set on a restricted key: its scopes. */
+  scopes?: Scope[]
 }
 
 export interface DemoData {
@@ -94,9 +100,26 @@ export interface DemoData {
 /** What the seed creates, without touching a database (the banner of an existing database). */
 export function demoData (): DemoData {
   return {
-    credentials: ORGS.map(o => ({ organization: o.name, plan: o.plan, email: o.user.email, key: demoApiKey(o.key).key })),
+    credentials: [
+      ...ORGS.map(o => ({ organization: o.name, plan: o.plan, email: o.user.email, key: demoApiKey(o.key).key })),
+      ...ORGS.flatMap(o => o.restrictedKey === undefined ? [] : [{ organization: o.name, plan: o.plan, email: o.user.email, key: demoApiKey(`${o.key}:restricted`).key, scopes: o.restrictedKey }]),
+    ],
     sampleJobId: demoId('job:acme:senior-backend-engineer'),
   }
+}
+
+/**
+ * demoData() without the keys the database does not hold (or holds revoked): a database
+ * seeded before the restricted demo key existed does not get a key printed that would
+ * answer 401. `npm run db:seed` makes them all again.
+ */
+export async function existingDemoData (prisma: Db): Promise<DemoData> {
+  const demo = demoData()
+  const prefixes = new Set((await prisma.apiKey.findMany({
+    where: { prefix: { in: demo.credentials.map(c => apiKeyPrefix(c.key)!) }, revokedAt: null },
+    select: { prefix: true },
+  })).map(k => k.prefix))
+  return { ...demo, credentials: demo.credentials.filter(c => prefixes.has(apiKeyPrefix(c.key)!)) }
 }
 
 export async function seedDemoData (prisma: Db): Promise<DemoData> {
@@ -119,6 +142,10 @@ export async function seedDemoData (prisma: Db): Promise<DemoData> {
         },
       })
       await tx.apiKey.create({ data: { id: demoId(`key:${org.key}`), userId, name: 'Demo key', prefix: key.prefix, hash: key.hash, createdAt: new Date(ANCHOR - 199 * DAY) } })
+      if (org.restrictedKey !== undefined) {
+        const restricted = demoApiKey(`${org.key}:restricted`)
+        await tx.apiKey.create({ data: { id: demoId(`key:${org.key}:restricted`), userId, name: `Demo key (${org.restrictedKey.join(', ')} only)`, prefix: restricted.prefix, hash: restricted.hash, scopes: org.restrictedKey, createdAt: new Date(ANCHOR - 199 * DAY) } })
+      }
 
       for (const [index, job] of org.jobs.entries()) {
         const jobId = demoId(`job:${org.key}:${job.slug}`)

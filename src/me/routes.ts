@@ -11,7 +11,7 @@ const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'getMe',
       summary: 'Get the current user',
-      description: 'The caller\'s user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403. Answered from the credential check alone: no further database query.\n\nSend the `ETag` back in `If-None-Match` to get a 304 while nothing in the answer changed (the plan, its period, the user\'s name...). The entitlements are computed at each request, so a 304 also means they are the same.',
+      description: 'The caller\'s user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403; and the `scopes` of the API key. Answers every valid key, whatever its scopes. Answered from the credential check alone: no further database query.\n\nSend the `ETag` back in `If-None-Match` to get a 304 while nothing in the answer changed (the plan, its period, the user\'s name...). The entitlements are computed at each request, so a 304 also means they are the same.',
       tags: ['Account'],
       security: [{ bearerAuth: [] }],
       headers: ConditionalHeaders,
@@ -28,6 +28,7 @@ const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
       organization,
       subscription: { plan: subscription.plan, status: subscription.status, current_period_end: subscription.currentPeriodEnd?.toISOString() ?? null },
       entitlements: entitlements(subscription),
+      scopes: request.caller.scopes,
     }
   })
 }

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { SCOPE_DESCRIPTIONS, SCOPES } from '../auth/scopes.js'
 import { ConfigSchema } from '../config.js'
 import { version } from '../version.js'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from './request-limits.js'
@@ -9,6 +10,8 @@ import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGT
 const DESCRIPTION = `Read API of the recruitment screening service: list the organization's jobs, get a job with its counts and average score, and get a job's analytics (Pro plan).
 
 **Authentication.** Every \`/api\` operation takes \`Authorization: Bearer <api key>\`. A missing, malformed, unknown, revoked or expired key gets 401 with \`WWW-Authenticate: Bearer\`. Access is scoped to the key's organization: another organization's job is reported exactly like a job that does not exist (404).
+
+**Scopes.** An organization may limit a key to what an integration needs. Each operation names the scope it needs in its security requirement (\`bearerAuth: ['jobs:read']\`): \`jobs:read\` lists and gets jobs, \`analytics:read\` gets a job's analytics; \`GET /api/me\` needs none and lists the key's \`scopes\`. A key without the operation's scope gets 403 \`insufficient_scope\` with \`required_scope\`, decided from the key alone (before the parameters, the plan and the job are looked at: it reveals nothing about the job). Keys made before scopes existed, and keys made without a choice, have every scope.
 
 **Errors.** Every error is JSON of one shape, \`{ "error": "<message>", "code": "<machine code>", "request_id": "<id>" }\`, plus fields that belong to that error (\`details\` on 400, \`upgrade_url\` on 403). Switch on \`code\`, not on the message.
 
@@ -19,6 +22,16 @@ const DESCRIPTION = `Read API of the recruitment screening service: list the org
 **Limits.** A URL may be ${MAX_URL_LENGTH} characters long (its query string ${MAX_QUERY_LENGTH}, a path segment ${MAX_PARAM_LENGTH}), or the answer is 414 \`uri_too_long\`; the request line and headers may take ${MAX_HEADER_BYTES} bytes (431 \`headers_too_large\`) and must arrive within ${HEADERS_TIMEOUT_MS / 1000} s (408 \`request_timeout\`); a page of jobs holds 1 to 100 (\`limit\`). The service answers every request within a bound (${ConfigSchema.properties.REQUEST_TIMEOUT_MS.default / 1000} s by default); past it, or while the database is unreachable, 503 \`unavailable\` with \`Retry-After\`.
 
 **Conditional requests.** Every 200 carries an \`ETag\` and \`Cache-Control: private, no-cache\`. Send the ETag back in \`If-None-Match\`: while nothing changed, the answer is 304 with no body (it still counts toward the rate limit). Dashboards that poll should do this.`
+
+const bearerScheme = {
+  type: 'http' as const,
+  scheme: 'bearer',
+  bearerFormat: 'API key',
+  description: 'An API key, e.g. `srk_AbCd1234_…`, created with `npm run admin -- create-key` (`--scopes` to restrict it). The roles of an operation\'s requirement are the scopes the key needs; `x-scopes` lists them.',
+  // The scopes an operation's requirement may name, with what each allows: OpenAPI 3.1 gives
+  // non-OAuth schemes roles but no place to list them (openapi/spectral.mjs checks the roles).
+  'x-scopes': Object.fromEntries(SCOPES.map(scope => [scope, SCOPE_DESCRIPTIONS[scope]])),
+}
 
 /** The OpenAPI document (generated from the routes' TypeBox schemas) and Swagger UI. */
 export default fp(async function openapiPlugin (app: FastifyInstance, { publicUrl }: { publicUrl: string | undefined }) {
@@ -38,7 +51,7 @@ export default fp(async function openapiPlugin (app: FastifyInstance, { publicUr
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key, e.g. `srk_AbCd1234_…`, created with `npm run admin -- create-key`.' },
+          bearerAuth: bearerScheme,
         },
       },
       security: [{ bearerAuth: [] }],

@@ -17,6 +17,10 @@ export const ERROR_CODES = {
   503: 'unavailable',
 } as const
 
+/** Codes beyond the one of each status: a 403 is `upgrade_required` or `insufficient_scope`. */
+export const INSUFFICIENT_SCOPE = 'insufficient_scope'
+const OTHER_CODES = [INSUFFICIENT_SCOPE] as const
+
 /** Validation problems reported in one 400, at most. */
 export const MAX_DETAILS = 20
 
@@ -29,7 +33,7 @@ const errorFields = {
     maxLength: 64,
     pattern: '^[a-z_]+$',
     description: 'Machine-readable code, stable across releases. Known values: ' +
-      [...new Set(Object.values(ERROR_CODES))].map(c => `\`${c}\``).join(', ') +
+      [...new Set([...Object.values(ERROR_CODES), ...OTHER_CODES])].map(c => `\`${c}\``).join(', ') +
       '. Treat an unknown value like the HTTP status alone.',
   }),
   request_id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'Identifier of this request, also in the `x-request-id` header and the service log.' }),
@@ -61,5 +65,22 @@ export const UpgradeRequiredSchema = Type.Object({
   additionalProperties: false,
 })
 
+export const InsufficientScopeSchema = Type.Object({
+  ...errorFields,
+  code: Type.Literal(INSUFFICIENT_SCOPE, { description: 'Always `insufficient_scope`, so clients can switch on `code`.' }),
+  required_scope: Type.String({
+    maxLength: 64,
+    pattern: '^[a-z_]+:[a-z_]+$',
+    description: 'The scope the operation needs and the key lacks. Known values: `jobs:read`, `analytics:read`. Ask the organization for a key with it.',
+    examples: ['analytics:read'],
+  }),
+}, {
+  $id: 'InsufficientScope',
+  title: 'InsufficientScope',
+  description: 'The 403 of an operation whose scope the API key lacks (its `security` requirement names the scope): the error shape plus `required_scope`. Decided from the key alone, before the parameters, the plan and the job are looked at: it says nothing about the job.',
+  additionalProperties: false,
+})
+
 export type ErrorBody = Static<typeof ErrorSchema>
 export type UpgradeRequiredBody = Static<typeof UpgradeRequiredSchema>
+export type InsufficientScopeBody = Static<typeof InsufficientScopeSchema>

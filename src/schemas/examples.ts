@@ -40,4 +40,5 @@ export const meExample: Me = {
   organization: { id: '63c5e5b7-1367-522b-835f-fca30d41cda8', name: 'Acme Recruiting' },
   subscription: { plan: 'pro', status: 'active', current_period_end: '2036-01-01T00:00:00.000Z' },
   entitlements: { analytics: true, branding: true },
+  scopes: ['jobs:read', 'analytics:read'],
 }

@@ -1,8 +1,8 @@
 import { JobAnalyticsSchema, WeekBinSchema } from './analytics.js'
-import { ErrorDetail, ErrorSchema, UpgradeRequiredSchema } from './error.js'
+import { ErrorDetail, ErrorSchema, InsufficientScopeSchema, UpgradeRequiredSchema } from './error.js'
 import { JobSchema } from './job.js'
 import { JobListSchema } from './job-list.js'
 import { MeSchema } from './me.js'
 
 /** Named schemas: added once to the app, they appear under these names in components.schemas. */
-export const sharedSchemas = [ErrorDetail, ErrorSchema, UpgradeRequiredSchema, JobSchema, JobListSchema, WeekBinSchema, JobAnalyticsSchema, MeSchema]
+export const sharedSchemas = [ErrorDetail, ErrorSchema, UpgradeRequiredSchema, InsufficientScopeSchema, JobSchema, JobListSchema, WeekBinSchema, JobAnalyticsSchema, MeSchema]

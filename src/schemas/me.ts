@@ -21,6 +21,12 @@ export const MeSchema = Type.Object({
     analytics: Type.Boolean({ description: 'Whether the job analytics operation is available now.' }),
     branding: Type.Boolean({ description: 'Whether custom branding (logo, color) is available now.' }),
   }, { additionalProperties: false, description: 'Computed at the time of the request: hide Pro features where false instead of provoking a 403.' }),
+  scopes: Type.Array(Type.String({ maxLength: 64, pattern: '^[a-z_]+:[a-z_]+$', description: 'Known values: `jobs:read`, `analytics:read`.' }), {
+    maxItems: 32,
+    uniqueItems: true,
+    description: 'What the API key of this request may do: the scope each operation names in its `security` requirement. An operation whose scope is missing here answers 403 `insufficient_scope`. A key made without a choice has every scope.',
+    examples: [['jobs:read', 'analytics:read']],
+  }),
 }, {
   $id: 'Me',
   title: 'Me',

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../plugins/request-limits.js'
-import { ERROR_CODES, ErrorSchema, UpgradeRequiredSchema, type ErrorStatus } from './error.js'
+import { ERROR_CODES, ErrorSchema, INSUFFICIENT_SCOPE, InsufficientScopeSchema, UpgradeRequiredSchema, type ErrorStatus } from './error.js'
 
 // Responses in OpenAPI's own form (description, headers, content with schema and example),
 // which @fastify/swagger passes through and Fastify's serializer understands.
@@ -80,16 +80,44 @@ function errorExample (status: ErrorStatus): Record<string, unknown> {
 /** What any request can get, whatever the operation: its bounds, the rate limit, an outage. */
 const EVERY_OPERATION: ErrorStatus[] = [408, 414, 429, 431, 500, 503]
 
+/** Why an operation may answer 403: its key lacks the operation's scope, or its plan lacks Pro. */
+export interface Forbidden { scope?: string, plan?: boolean }
+
+const insufficientScopeExample = (scope: string): Record<string, unknown> => ({
+  error: `This API key lacks the scope \`${scope}\` that the operation requires.`, code: INSUFFICIENT_SCOPE, required_scope: scope, request_id: '4f9c1c1e-8f0a-4c1b-9d7e-3b2a1d0c9e8f',
+})
+const scopeDescription = (scope: string): string => `The API key lacks the scope \`${scope}\` (\`insufficient_scope\`, with \`required_scope\`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.`
+
+/**
+ * The 403 of an operation: `insufficient_scope` when it needs a scope, `upgrade_required`
+ * when it needs Pro, either (told apart by `code`) when it needs both.
+ */
+function forbiddenResponse ({ scope, plan = false }: Forbidden): Record<string, unknown> {
+  if (scope === undefined) return jsonResponse(Type.Ref(UpgradeRequiredSchema), DESCRIPTIONS[403]!, errorExample(403))
+  if (!plan) return jsonResponse(Type.Ref(InsufficientScopeSchema), scopeDescription(scope), insufficientScopeExample(scope))
+  const response = jsonResponse(
+    Type.Union([Type.Ref(InsufficientScopeSchema), Type.Ref(UpgradeRequiredSchema)]),
+    `${scopeDescription(scope)} Otherwise, on the free tier: Pro subscription required (\`upgrade_required\`, with \`upgrade_url\`). Switch on \`code\`.`,
+    undefined
+  ) as { content: { 'application/json': Record<string, unknown> } }
+  response.content['application/json'] = {
+    schema: response.content['application/json'].schema,
+    examples: {
+      insufficient_scope: { summary: 'The key lacks the scope', value: insufficientScopeExample(scope) },
+      upgrade_required: { summary: 'The organization is on the free tier', value: errorExample(403) },
+    },
+  }
+  return response
+}
+
 /**
  * The documented error responses of an operation (its own `statuses` and those of every
- * operation), each with the shared schema and an example.
+ * operation), each with the shared schema and an example; a 403 when `forbidden` names why.
  */
-export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string>> = {}): Record<number, unknown> {
-  const all = [...new Set([...statuses, ...EVERY_OPERATION])].sort((a, b) => a - b)
-  return Object.fromEntries(all.map(status => [status, jsonResponse(
-    Type.Ref(status === 403 ? UpgradeRequiredSchema : ErrorSchema),
-    overrides[status] ?? DESCRIPTIONS[status] ?? 'Error.',
-    errorExample(status),
-    EXTRA_HEADERS[status]
-  )]))
+export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string>> = {}, forbidden: Forbidden = {}): Record<number, unknown> {
+  const canForbid = forbidden.scope !== undefined || forbidden.plan === true
+  const all = [...new Set([...statuses, ...EVERY_OPERATION, ...(canForbid ? [403 as const] : [])])].sort((a, b) => a - b)
+  return Object.fromEntries(all.map(status => [status, status === 403
+    ? forbiddenResponse(forbidden)
+    : jsonResponse(Type.Ref(ErrorSchema), overrides[status] ?? DESCRIPTIONS[status] ?? 'Error.', errorExample(status), EXTRA_HEADERS[status])]))
 }

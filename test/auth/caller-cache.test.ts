@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
-import { createApiKey, revokeApiKey, setPlan } from '../../src/admin/commands.js'
+import { createApiKey, revokeApiKey, setApiKeyScopes, setPlan } from '../../src/admin/commands.js'
 import { buildApp } from '../../src/app.js'
 import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { assertContract } from '../helpers/contract.js'
 import { createJob, createTenant, type Tenant } from '../helpers/fixtures.js'
 
 // The caller cache end to end, on the database the suite runs on (embedded, or the server
@@ -91,6 +92,32 @@ t.test('every instance drops what it cached, not only the one that saw the chang
   await revokeApiKey(prisma, { id: tenant.apiKeyId })
   figures.push(`revocation seen by a second instance after ${(await until(t, second, '/api/me', tenant, 401)).toFixed(1)} ms`)
   t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 401, 'and by the first')
+})
+
+t.test('a change of scopes takes effect on every instance as fast as a revocation (issue 24)', async t => {
+  const second = await buildApp({ config, database: apiDatabase(db, config) })
+  t.teardown(async () => { await second.close() })
+  await second.ready()
+  const tenant = await createTenant(prisma, { plan: 'pro' })
+  const job = await createJob(prisma, tenant)
+  const url = `/api/jobs/${job.id}/analytics`
+  await warm(t, app, tenant, url)
+  const hits = second.callerCache.stats.hits
+  await warm(t, second, tenant, url)
+  t.ok(second.callerCache.stats.hits > hits, 'the second instance serves the key from its cache')
+  t.ok(await setApiKeyScopes(prisma, { id: tenant.apiKeyId }, ['jobs:read']), 'restricted to jobs:read')
+  figures.push(`scope removed, seen by a second instance after ${(await until(t, second, url, tenant, 403)).toFixed(1)} ms`)
+  const refused = await second.inject({ url, headers: tenant.auth })
+  t.match(refused.json(), { code: 'insufficient_scope', required_scope: 'analytics:read' })
+  // The second instance is not the test app, whose responses are checked for it.
+  t.doesNotThrow(() => { assertContract({ method: 'GET', url, statusCode: refused.statusCode, headers: refused.headers, body: refused.body }) }, 'the 403 is the one the document declares')
+  t.equal((await app.inject({ url, headers: tenant.auth })).statusCode, 403, 'and by the first')
+  t.equal((await second.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })).statusCode, 200, 'jobs:read still works')
+  t.same((await app.inject({ url: '/api/me', headers: tenant.auth })).json().scopes, ['jobs:read'], '/api/me lists the new scopes')
+  await warm(t, second, tenant, '/api/me')
+  t.ok(await setApiKeyScopes(prisma, { id: tenant.apiKeyId }, ['*']), 'every scope again')
+  figures.push(`scope granted, seen by a second instance after ${(await until(t, second, url, tenant, 200)).toFixed(1)} ms`)
+  t.equal((await app.inject({ url, headers: tenant.auth })).statusCode, 200, 'and by the first')
 })
 
 t.test('a change rolled back changes nothing; last_used_at writes do not clear the cache', async t => {

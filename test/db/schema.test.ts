@@ -28,6 +28,12 @@ t.test('constraints live in the database', async t => {
   await rejects('an upper-case slug', `UPDATE jobs SET slug = 'Not-Safe' WHERE id = '${job.id}'`)
   await rejects('a brand color that is not #rrggbb', `UPDATE jobs SET brand_color = 'blue' WHERE id = '${job.id}'`)
   await rejects('a key hash that is not SHA-256', `INSERT INTO api_keys (user_id, name, prefix, hash) VALUES ('${tenant.userId}', 'x', 'srk_x', '\\x00')`)
+  for (const [name, scopes] of [['unknown', "'{jobs:write}'"], ['empty', "'{}'"], ['NULL (Prisma reads it as empty)', 'NULL'], ['every scope and another', "'{*,jobs:read}'"], ['two dimensions', "'{{jobs:read}}'"], ['a NULL element', "'{jobs:read,NULL}'"]]) {
+    await rejects(`key scopes ${name}`, `UPDATE api_keys SET scopes = ${scopes} WHERE id = '${tenant.apiKeyId}'`)
+  }
+  t.equal(await prisma.$executeRawUnsafe(`UPDATE api_keys SET scopes = '{analytics:read,jobs:read}' WHERE id = '${tenant.apiKeyId}'`), 1, 'known scopes pass')
+  t.equal(await prisma.$executeRawUnsafe(`UPDATE api_keys SET scopes = DEFAULT WHERE id = '${tenant.apiKeyId}'`), 1, 'and the default, every scope')
+  t.same((await prisma.apiKey.findUniqueOrThrow({ where: { id: tenant.apiKeyId } })).scopes, ['*'])
   await rejects('a job whose organization is not its owner\'s', `UPDATE jobs SET organization_id = '${other.organizationId}' WHERE id = '${job.id}'`, /foreign key|23503/)
   const duplicate = await createJob(prisma, tenant)
   await rejects('a duplicate slug', `UPDATE jobs SET slug = '${job.slug}' WHERE id = '${duplicate.id}'`, /unique|23505/)

@@ -91,7 +91,7 @@ await t.test('a project outside the repository installs the tarball and compiles
 t.test('the partner program: every operation, pages of 1, typed 403 and 404, a 304 from the cache, a 429 retried', async t => {
   const out = mustRun(t, process.execPath, ['dist/program.js'], {
     cwd: project,
-    env: { API_URL: server.baseUrl, PRO_KEY: server.keys.pro, FREE_KEY: server.keys.free, JOB_ID: server.sampleJobId, LIMITED_URL: limited.baseUrl, LIMITED_KEY: limited.keys.pro },
+    env: { API_URL: server.baseUrl, PRO_KEY: server.keys.pro, FREE_KEY: server.keys.free, RESTRICTED_KEY: server.keys.restricted, JOB_ID: server.sampleJobId, LIMITED_URL: limited.baseUrl, LIMITED_KEY: limited.keys.pro },
   })
   t.comment(`program output:\n${out}`)
   t.match(out, /^all checks passed$/m)

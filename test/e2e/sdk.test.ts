@@ -2,7 +2,7 @@ import t from 'tap'
 import { createClient, createConfig, type Client } from '../../clients/typescript/src/generated/client/index.js'
 import {
   getJob, getJobAnalytics, getMe, listJobs,
-  type ClientOptions, type ApiError, type Job, type JobAnalytics, type JobList, type Me, type UpgradeRequired,
+  type ClientOptions, type ApiError, type InsufficientScope, type Job, type JobAnalytics, type JobList, type Me, type UpgradeRequired,
 } from '../../clients/typescript/src/generated/index.js'
 import { startServer } from '../helpers/server-process.js'
 
@@ -16,6 +16,7 @@ const clientFor = (key?: string): Client => createClient(createConfig<ClientOpti
 const pro = clientFor(server.keys.pro)
 const free = clientFor(server.keys.free)
 const anonymous = clientFor()
+const restricted = clientFor(server.keys.restricted)
 const jobId = server.sampleJobId
 const missingJobId = '00000000-0000-4000-8000-000000000000'
 
@@ -111,4 +112,18 @@ t.test('getJobAnalytics: 200 for Pro, 403 upgrade for free, 401 without a key, 4
   const missing = await getJobAnalytics({ client: pro, path: { jobId: missingJobId }, query: { tz: 'UTC' } })
   t.equal(missing.response.status, 404)
   t.match(missing.error, { error: 'Job not found', code: 'not_found' } satisfies Partial<ApiError>)
+})
+
+t.test('scopes: the restricted demo key (jobs:read only) reads jobs; its analytics are a typed 403 insufficient_scope (issue 24)', async t => {
+  const me: Me = (await getMe({ client: restricted, throwOnError: true })).data
+  t.same(me.scopes, ['jobs:read'] satisfies Me['scopes'])
+  t.same((await getMe({ client: pro, throwOnError: true })).data.scopes, ['jobs:read', 'analytics:read'], 'the unrestricted demo key has every scope')
+  t.equal((await getJob({ client: restricted, path: { jobId } })).response.status, 200)
+  for (const id of [jobId, missingJobId]) {
+    const res = await getJobAnalytics({ client: restricted, path: { jobId: id }, query: { tz: 'UTC' } })
+    t.equal(res.response.status, 403)
+    if (res.error === undefined || !('required_scope' in res.error)) throw new Error('expected the InsufficientScope body')
+    const body: InsufficientScope = res.error
+    t.match(body, { code: 'insufficient_scope', required_scope: 'analytics:read' } satisfies Partial<InsufficientScope>)
+  }
 })

@@ -12,11 +12,17 @@ export interface Tenant {
   auth: { authorization: string }
 }
 
-export async function createTenant (prisma: Prisma, options: { plan?: Plan, status?: SubscriptionStatus, currentPeriodEnd?: Date | null, name?: string } = {}): Promise<Tenant> {
+export async function createTenant (prisma: Prisma, options: { plan?: Plan, status?: SubscriptionStatus, currentPeriodEnd?: Date | null, name?: string, scopes?: string[] } = {}): Promise<Tenant> {
   const org = await createOrganization(prisma, { name: options.name ?? `Org ${randomUUID().slice(0, 8)}`, plan: options.plan ?? 'pro', status: options.status ?? 'active', currentPeriodEnd: options.currentPeriodEnd ?? null })
   const user = await createUser(prisma, { organizationId: org.id, email: `${randomUUID()}@example.test`, name: 'Test User' })
-  const key = await createApiKey(prisma, { userId: user.id })
+  const key = await createApiKey(prisma, { userId: user.id, ...(options.scopes !== undefined ? { scopes: options.scopes } : {}) })
   return { organizationId: org.id, userId: user.id, apiKeyId: key.id, key: key.key, auth: { authorization: `Bearer ${key.key}` } }
+}
+
+/** Another key of the tenant's user, with `scopes` (as stored: scope names, or ['*']). */
+export async function keyWithScopes (prisma: Prisma, tenant: Tenant, scopes: string[]): Promise<Tenant> {
+  const key = await createApiKey(prisma, { userId: tenant.userId, scopes })
+  return { ...tenant, apiKeyId: key.id, key: key.key, auth: { authorization: `Bearer ${key.key}` } }
 }
 
 export interface JobInput {

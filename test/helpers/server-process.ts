@@ -11,7 +11,8 @@ export interface RunningServer {
   output: () => string
   baseUrl: string
   docsUrl: string
-  keys: { pro: string, free: string }
+  /** The demo keys of the banner; `restricted`: the Pro organization's key with jobs:read only. */
+  keys: { pro: string, free: string, restricted: string }
   /** The job id of the banner's curl line (the Pro organization's branded demo job). */
   sampleJobId: string
   stop: (signal?: NodeJS.Signals) => Promise<number | null>
@@ -50,7 +51,8 @@ export async function startServer (t: Teardown, env: Record<string, string> = {}
   const started = Date.now()
   while (!/curl -H/.test(out) && child.exitCode === null && Date.now() - started < 90_000) await new Promise(resolve => setTimeout(resolve, 50))
   if (!/curl -H/.test(out)) throw new Error(`the server did not start (exit ${child.exitCode}, signal ${child.signalCode}):\n${out}`)
-  const keys = Object.fromEntries([...out.matchAll(/^ +(pro|free) +.+? +(srk_\S+)$/gm)].map(m => [m[1], m[2]])) as { pro: string, free: string }
+  const keys = Object.fromEntries([...out.matchAll(/^ +(pro|free) +.+? +(srk_\S+)$/gm)].map(m => [m[1], m[2]])) as { pro: string, free: string, restricted: string }
+  keys.restricted = /^ +pro +.+? +(srk_\S+) +jobs:read only/m.exec(out)?.[1] ?? ''
   return {
     child,
     output: () => out,

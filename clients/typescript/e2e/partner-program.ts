@@ -73,6 +73,20 @@ assert.equal(upgrade.upgrade_url, '/dashboard/billing')
 assert.match(upgrade.request_id ?? '', /\S/)
 console.log(`403: ScreeningApiError ${upgrade.code}, upgrade_url ${upgrade.upgrade_url}, request_id ${upgrade.request_id}`)
 
+// A key restricted to jobs:read (the demo's restricted key): analytics are refused for the
+// scope, whatever the job; jobs are read; getMe lists the scopes.
+const restricted = createScreeningClient({ baseUrl, apiKey: env('RESTRICTED_KEY') })
+assert.deepEqual((await restricted.getMe()).scopes, ['jobs:read'])
+for (const id of [jobId, missingJobId]) {
+  const scope = await thrown(restricted.getJobAnalytics(id))
+  assert.equal(scope.status, 403)
+  assert.equal(scope.code, 'insufficient_scope')
+  assert.equal(scope.required_scope, 'analytics:read')
+  assert.equal(scope.upgrade_url, undefined)
+}
+assert.equal((await restricted.getJob(jobId)).id, jobId)
+console.log('403: ScreeningApiError insufficient_scope, required_scope analytics:read (an existing and a missing job alike); getJob works; getMe lists jobs:read')
+
 const missing = await thrown(pro.getJob(missingJobId))
 assert.equal(missing.status, 404)
 assert.equal(missing.code, 'not_found')

@@ -2,4 +2,4 @@
 
 export { client, type CreateClientConfig } from './client.gen.js';
 export { getJob, getJobAnalytics, getMe, listJobs, type Options } from './sdk.gen.js';
-export type { ApiError, ClientOptions, ErrorDetail, GetJobAnalyticsData, GetJobAnalyticsError, GetJobAnalyticsErrors, GetJobAnalyticsResponse, GetJobAnalyticsResponses, GetJobData, GetJobError, GetJobErrors, GetJobResponse, GetJobResponses, GetMeData, GetMeError, GetMeErrors, GetMeResponse, GetMeResponses, Job, JobAnalytics, JobList, ListJobsData, ListJobsError, ListJobsErrors, ListJobsResponse, ListJobsResponses, Me, UpgradeRequired, WeekBin } from './types.gen.js';
+export type { ApiError, ClientOptions, ErrorDetail, GetJobAnalyticsData, GetJobAnalyticsError, GetJobAnalyticsErrors, GetJobAnalyticsResponse, GetJobAnalyticsResponses, GetJobData, GetJobError, GetJobErrors, GetJobResponse, GetJobResponses, GetMeData, GetMeError, GetMeErrors, GetMeResponse, GetMeResponses, InsufficientScope, Job, JobAnalytics, JobList, ListJobsData, ListJobsError, ListJobsErrors, ListJobsResponse, ListJobsResponses, Me, UpgradeRequired, WeekBin } from './types.gen.js';

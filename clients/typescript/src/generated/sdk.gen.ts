@@ -21,7 +21,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 /**
  * Get the current user
  *
- * The caller's user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403. Answered from the credential check alone: no further database query.
+ * The caller's user, organization and subscription, and `entitlements` computed now, so a client can hide Pro features instead of provoking a 403; and the `scopes` of the API key. Answers every valid key, whatever its scopes. Answered from the credential check alone: no further database query.
  *
  * Send the `ETag` back in `If-None-Match` to get a 304 while nothing in the answer changed (the plan, its period, the user's name...). The entitlements are computed at each request, so a 304 also means they are the same.
  */
@@ -37,6 +37,8 @@ export const getMe = <ThrowOnError extends boolean = false>(options?: Options<Ge
  * The job with its counts: `question_count`, `interview_count` (screens in any status) and `average_score` (mean score of the completed screens that have one, unrounded; null when there is none). `logo_url` and `brand_color` are null unless branding was customized.
  *
  * A job of another organization is reported exactly like a missing one: 404 `Job not found`.
+ *
+ * Needs the scope `jobs:read`: a key without it gets 403 `insufficient_scope`, whatever the job (existing, another organization's or missing).
  *
  * Send the `ETag` back in `If-None-Match` to get a 304 when nothing changed.
  */
@@ -57,7 +59,9 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
  *
  * Send the `ETag` back in `If-None-Match` to get a 304 while the job's screens have not changed: it is answered from a version of the job's figures, without computing them, whatever the job's size.
  *
- * Order of checks: 401 (credential), 400 (parameters), 403 (plan), 404 (job).
+ * Needs the scope `analytics:read`: a key without it gets 403 `insufficient_scope`, whatever the plan and the job.
+ *
+ * Order of checks: 401 (credential), 403 `insufficient_scope` (the key's scopes), 400 (parameters), 403 `upgrade_required` (plan), 404 (job).
  */
 export const getJobAnalytics = <ThrowOnError extends boolean = false>(options: Options<GetJobAnalyticsData, ThrowOnError>) => (options.client ?? client).get<GetJobAnalyticsResponses, GetJobAnalyticsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

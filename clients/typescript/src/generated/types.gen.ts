@@ -23,7 +23,7 @@ export type ApiError = {
      */
     error: string;
     /**
-     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`. Treat an unknown value like the HTTP status alone.
+     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`, `insufficient_scope`. Treat an unknown value like the HTTP status alone.
      */
     code: string;
     /**
@@ -58,6 +58,30 @@ export type UpgradeRequired = {
      * Relative path of the billing page of the dashboard.
      */
     upgrade_url: string;
+};
+
+/**
+ * InsufficientScope
+ *
+ * The 403 of an operation whose scope the API key lacks (its `security` requirement names the scope): the error shape plus `required_scope`. Decided from the key alone, before the parameters, the plan and the job are looked at: it says nothing about the job.
+ */
+export type InsufficientScope = {
+    /**
+     * Human-readable message. Do not parse it; use `code`.
+     */
+    error: string;
+    /**
+     * Always `insufficient_scope`, so clients can switch on `code`.
+     */
+    code: 'insufficient_scope';
+    /**
+     * Identifier of this request, also in the `x-request-id` header and the service log.
+     */
+    request_id: string;
+    /**
+     * The scope the operation needs and the key lacks. Known values: `jobs:read`, `analytics:read`. Ask the organization for a key with it.
+     */
+    required_scope: string;
 };
 
 /**
@@ -241,6 +265,10 @@ export type Me = {
          */
         branding: boolean;
     };
+    /**
+     * What the API key of this request may do: the scope each operation names in its `security` requirement. An operation whose scope is missing here answers 403 `insufficient_scope`. A key made without a choice has every scope.
+     */
+    scopes: Array<string>;
 };
 
 export type GetMeData = {
@@ -330,6 +358,10 @@ export type GetJobErrors = {
      */
     401: ApiError;
     /**
+     * The API key lacks the scope `jobs:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
      * No such job in the caller's organization (missing, or another organization's).
      */
     404: ApiError;
@@ -411,9 +443,9 @@ export type GetJobAnalyticsErrors = {
      */
     401: ApiError;
     /**
-     * Pro subscription required; the body links to the billing page.
+     * The API key lacks the scope `analytics:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job. Otherwise, on the free tier: Pro subscription required (`upgrade_required`, with `upgrade_url`). Switch on `code`.
      */
-    403: UpgradeRequired;
+    403: InsufficientScope | UpgradeRequired;
     /**
      * No such job in the caller's organization (missing, or another organization's).
      */
@@ -490,6 +522,10 @@ export type ListJobsErrors = {
      * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
      */
     401: ApiError;
+    /**
+     * The API key lacks the scope `jobs:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
     /**
      * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
