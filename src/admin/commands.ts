@@ -23,12 +23,20 @@ export async function createUser (prisma: Prisma, input: { organizationId: strin
  */
 export async function createApiKey (prisma: Prisma, input: { userId: string, name?: string, expiresAt?: Date | null, scopes?: string[] }) {
   const { key, prefix, hash } = generateApiKey()
-  const scoped = input.scopes !== undefined
-  const row = await prisma.apiKey.create({
-    data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null, ...(scoped ? { scopes: input.scopes } : {}) },
-    select: { id: true, prefix: true, expiresAt: true, ...(scoped ? { scopes: true } : {}) },
-  })
-  return { ...row, key }
+  if (input.scopes !== undefined) {
+    const row = await prisma.apiKey.create({
+      data: { userId: input.userId, name: input.name ?? 'API key', prefix, hash, expiresAt: input.expiresAt ?? null, scopes: input.scopes },
+      select: { id: true, prefix: true, expiresAt: true, scopes: true },
+    })
+    return { ...row, key }
+  }
+  // Raw: the query builder's INSERT returns every column of the model, scopes included,
+  // even when the select leaves it out.
+  const [row] = await prisma.$queryRaw<Array<{ id: string, prefix: string, expiresAt: Date | null }>>`
+    INSERT INTO api_keys (user_id, name, prefix, hash, expires_at)
+    VALUES (${input.userId}::uuid, ${input.name ?? 'API key'}, ${prefix}, ${Buffer.from(hash)}, ${input.expiresAt ?? null}::timestamptz)
+    RETURNING id, prefix, expires_at AS "expiresAt"`
+  return { ...row!, key }
 }
 
 /**
