@@ -19,6 +19,7 @@ import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
 import summaryFoldPlugin from './plugins/summary-fold.js'
+import changeLogPrunePlugin from './plugins/change-log-prune.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
 
@@ -43,6 +44,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(prismaPlugin, { database })
   await app.register(callerCachePlugin, { ttlMs: config.AUTH_CACHE_TTL_MS })
   await app.register(summaryFoldPlugin, { intervalMs: config.SUMMARY_FOLD_INTERVAL_MS })
+  await app.register(changeLogPrunePlugin, { intervalMs: config.SYNC_PRUNE_INTERVAL_MS, retentionHours: config.SYNC_RETENTION_HOURS })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
   let rateLimitStore: RateLimitStore | undefined
   await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })

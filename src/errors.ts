@@ -23,6 +23,9 @@ export class ApiError extends Error {
   }
 }
 
+/** A sync token older than the change log kept: the partner walks the list again. */
+export const syncTokenExpired = (): ApiError => new ApiError(410, 'This sync token has expired: list the jobs again from the first page to get a new one.')
+
 export const jobNotFound = (): ApiError => new ApiError(404, 'Job not found')
 
 /** A 403 `insufficient_scope`: the key may not call this operation, whatever it asks. */

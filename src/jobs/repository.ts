@@ -96,7 +96,7 @@ export interface JobPosition { createdAt: Date, id: string }
  * equivalent `created_at < t OR (created_at = t AND id < i)` is only a filter, so page n
  * read and dropped the n - 1 pages before it (measured: 380 rows dropped on page 20).
  */
-export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean }> {
+export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean, snapshot: string | undefined }> {
   const { after, status } = options
   // The limit is written into the statement rather than bound: with a bound LIMIT the
   // planner cannot cost a generic plan and re-plans every execution (measured with
@@ -105,7 +105,8 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
   if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`)
   // `limit + 1` rows tell whether there is a next page; the counts are computed for the
   // first `limit` only.
-  const rows = await prisma.$queryRaw<Array<JobWithStatsRow & { hasMore: boolean }>>`
+  // The statement's snapshot: what this page could see, for the walk's sync token (src/sync).
+  const rows = await prisma.$queryRaw<Array<JobWithStatsRow & { hasMore: boolean, snapshot: string }>>`
     WITH page AS (
       SELECT * FROM jobs j
       WHERE j.organization_id = ${organizationId}::uuid
@@ -116,10 +117,79 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
     )
     ${jobsWithStats(
       PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
-      PrismaSql.sql`, j.more AS "hasMore"`
+      PrismaSql.sql`, j.more AS "hasMore", pg_current_snapshot()::text AS snapshot`
     )}
     ORDER BY j.created_at DESC, j.id DESC`
-  return { jobs: rows.map(({ hasMore: _, ...row }) => withStats(row)), hasMore: rows[0]?.hasMore ?? false }
+  return { jobs: rows.map(({ hasMore: _, snapshot: __, ...row }) => withStats(row)), hasMore: rows[0]?.hasMore ?? false, snapshot: rows[0]?.snapshot }
+}
+
+/** What a statement run now can see (pg_current_snapshot()). */
+export async function currentSnapshot (prisma: Prisma): Promise<string> {
+  const [row] = await prisma.$queryRaw<Array<{ snapshot: string }>>`SELECT pg_current_snapshot()::text AS snapshot`
+  return row!.snapshot
+}
+
+export interface SyncPage {
+  /** Jobs changed since the token and still the organization's, by id. */
+  jobs: JobWithStats[]
+  /** Jobs changed since the token and no longer the organization's. */
+  deletedIds: string[]
+  /** The id of the last job or deleted id of the page, when there are more. */
+  nextAfter: string | undefined
+  /** What this page's statement could see. */
+  snapshot: string
+  /** The change log no longer reaches back to the token: it cannot be answered exactly. */
+  expired: boolean
+}
+
+/**
+ * One page of the jobs changed since `since` (a snapshot: a change is after it when its
+ * transaction is not visible in it), by job id, after `after`: from the change log
+ * (job_changes, an index range of the organization's transactions from the snapshot's xmin
+ * on) and the screens' deltas not folded into it yet, which the fold moves into the log in
+ * one commit. One statement, so one snapshot for the log, the deltas and the jobs. A row
+ * marked `collapsed` stands for several transactions up to its own; it counts as changed
+ * unless the snapshot's xmin is above it (migration 20261125140000_job_changes).
+ */
+export async function syncPage (prisma: Prisma, organizationId: string, options: { since: string, limit: number, after?: string }): Promise<SyncPage> {
+  const { since, after } = options
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`)
+  const afterLog = after !== undefined ? PrismaSql.sql`AND c.job_id > ${after}::uuid` : PrismaSql.empty
+  const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
+  const rows = await prisma.$queryRaw<Array<Partial<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, expired: boolean }>>`
+    WITH token AS (SELECT ${since}::pg_snapshot AS s),
+    changed AS (
+      SELECT c.job_id FROM job_changes c, token
+      WHERE c.organization_id = ${organizationId}::uuid AND c.xid >= pg_snapshot_xmin(token.s)
+        AND (c.collapsed OR NOT pg_visible_in_snapshot(c.xid, token.s)) ${afterLog}
+      UNION
+      SELECT d.job_id FROM screen_summary_deltas d JOIN jobs dj ON dj.id = d.job_id, token
+      WHERE dj.organization_id = ${organizationId}::uuid AND d.xid >= pg_snapshot_xmin(token.s)
+        AND NOT pg_visible_in_snapshot(d.xid, token.s) ${afterDeltas}
+    ),
+    page AS (SELECT job_id FROM changed ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit + 1))}),
+    meta AS (
+      SELECT pg_current_snapshot()::text AS snapshot,
+             (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
+             (SELECT h.pruned_through >= pg_snapshot_xmin(token.s) FROM job_changes_horizon h, token) AS expired
+    )
+    SELECT meta.*, r.* FROM meta LEFT JOIN (
+      ${jobsWithStats(
+        PrismaSql.sql`(SELECT p.job_id AS changed_id, jobs.* FROM (SELECT job_id FROM page ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit))}) p
+                       LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${organizationId}::uuid)`,
+        PrismaSql.sql`, j.changed_id AS "changedId"`
+      )}
+    ) r ON true
+    ORDER BY r."changedId"`
+  const meta = rows[0]!
+  const listed = rows.filter(row => row.changedId !== null)
+  return {
+    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, hasMore: __, snapshot: ___, expired: ____, ...row }) => withStats(row as JobWithStatsRow)),
+    deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
+    nextAfter: meta.hasMore ? listed.at(-1)?.changedId ?? undefined : undefined,
+    snapshot: meta.snapshot,
+    expired: meta.expired,
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ApiError, invalidRequest, jobNotFound } from '../errors.js'
+import { ApiError, invalidRequest, jobNotFound, syncTokenExpired } from '../errors.js'
 import type { Job } from '../schemas/job.js'
 import { JobSchema } from '../schemas/job.js'
 import { JobListSchema, ListJobsQuery, type JobList } from '../schemas/job-list.js'
@@ -8,11 +8,14 @@ import { analyticsExample, jobExample } from '../schemas/examples.js'
 import { ConditionalHeaders, JobParams } from '../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse } from '../schemas/responses.js'
 import { CursorCodec } from './cursor.js'
+import { SignedJson } from './signed.js'
+import { SyncTokens } from '../sync/tokens.js'
+import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from '../sync/snapshot.js'
 import { presentJob } from './present.js'
 import { buildAnalytics, mondayOf, rangeProblems } from './analytics.js'
 import { readTimeZone, suggestionFor, tzProblem } from './time-zones.js'
 import { firstDifference } from './zone-agreement.js'
-import { analyticsVersion, findJob, isUnknownTimeZone, jobAnalytics, listJobs } from './repository.js'
+import { analyticsVersion, currentSnapshot, findJob, isUnknownTimeZone, jobAnalytics, listJobs, syncPage } from './repository.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../plugins/caching.js'
 import { version as serviceVersion } from '../version.js'
 import { requirePro } from '../plugins/plan-guard.js'
@@ -31,7 +34,9 @@ function offsetText (seconds: number): string {
 }
 
 const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string, screensReadMax: number }> = async (app, { cursorSecret, upgradeUrl, screensReadMax }) => {
-  const cursors = new CursorCodec(cursorSecret)
+  const signer = new SignedJson(cursorSecret)
+  const cursors = new CursorCodec(signer)
+  const syncTokens = new SyncTokens(signer)
   // Zones whose readings by the database and by the runtime were compared (zone-agreement.ts):
   // the reason to refuse one that differs, or '' when they agree. Per app, so per database.
   const zoneComparisons = new Map<string, string>()
@@ -139,37 +144,86 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     return buildAnalytics(rows, range)
   })
 
+  /** A page's snapshot as read by the database (always well formed). */
+  const pageSnapshot = (text: string | undefined): Snapshot => {
+    const snapshot = text === undefined ? undefined : parseSnapshot(text)
+    if (snapshot === undefined) throw new Error(`unexpected snapshot from the database: ${text}`)
+    return snapshot
+  }
+  // A walk's cursor made before cursors carried a snapshot: nothing is known of its earlier
+  // pages, so its token's point is the start of the change log (everything kept is reported).
+  const BEFORE_EVERYTHING: Snapshot = { xmin: 1n, xmax: 1n, xip: [] }
+
+  const invalidCursor = (what: string): ApiError => invalidRequest([{ path: 'querystring/cursor', message: `is not a cursor of this ${what}` }])
+
+  /** A page of a sync: the jobs changed since the token's point, by id. */
+  async function sync (organizationId: string, token: string, cursor: string | undefined, limit: number): Promise<JobList> {
+    const since = syncTokens.point(token, organizationId)
+    if (since === undefined) throw invalidRequest([{ path: 'querystring/changed_since', message: 'is not a sync token of this organization (altered, or made for another organization)' }])
+    const resumed = cursor === undefined ? undefined : syncTokens.page(cursor, organizationId, since)
+    if (cursor !== undefined && resumed === undefined) throw invalidCursor('sync (altered, or made for another organization or sync token)')
+    const page = await app.database.read(async prisma => await syncPage(prisma, organizationId, { since: snapshotText(since), limit, ...(resumed !== undefined ? { after: resumed.after } : {}) }))
+    if (page.expired) throw syncTokenExpired()
+    const here = pageSnapshot(page.snapshot)
+    const seen = bounded(resumed !== undefined ? intersect(resumed.seen, here) : here)
+    return {
+      data: page.jobs.map(presentJob),
+      next_cursor: page.nextAfter !== undefined ? syncTokens.cursor(organizationId, since, page.nextAfter, seen) : null,
+      sync_token: page.nextAfter === undefined ? syncTokens.token(organizationId, seen) : null,
+      deleted_ids: page.deletedIds,
+    }
+  }
+
   app.get('/jobs', {
     schema: {
       operationId: 'listJobs',
-      summary: 'List jobs',
-      description: 'The caller\'s organization\'s jobs, newest first (ties by id), `limit` per page. Pass `next_cursor` as `cursor` for the next page, with the same `status`; it is null on the last page. A cursor that was altered, or made for another organization or filter, is a 400.',
+      summary: 'List jobs, or what changed since a sync token',
+      description: [
+        'The caller\'s organization\'s jobs, newest first (ties by id), `limit` per page. Pass `next_cursor` as `cursor` for the next page, with the same `status`; it is null on the last page. A cursor that was altered, or made for another organization or filter, is a 400.',
+        '',
+        '**Incremental sync.** The last page of a walk without `status` carries a `sync_token`. Later, `changed_since=<sync_token>` answers, paginated the same way (by job id), every job that changed since (its fields, question count, interview count, average score, or anything its analytics show), as it is now, and in `deleted_ids` the ids of jobs deleted or moved out of the organization; its last page carries the next `sync_token`. No change is ever missed, including changes committed while a walk or a sync runs; a job may be reported twice. A token older than the change log kept (`SYNC_RETENTION_HOURS`) is a 410 `sync_token_expired`: walk again from the first page. `changed_since` with `status` is a 400.',
+      ].join('\n'),
       tags: ['Jobs'],
       security: [{ bearerAuth: ['jobs:read'] }],
       querystring: ListJobsQuery,
       headers: ConditionalHeaders,
       response: {
-        200: okResponse(Type.Ref(JobListSchema), 'A page of jobs.', { data: [jobExample], next_cursor: 'eyJvIjoiNjNj…In0.kX9-3F0aZ8q1' }),
+        200: okResponse(Type.Ref(JobListSchema), 'A page of jobs.', { data: [jobExample], next_cursor: 'eyJvIjoiNjNj…In0.kX9-3F0aZ8q1', sync_token: null, deleted_ids: [] }),
         304: notModifiedResponse,
-        ...errorResponses([400, 401], {}, { scope: 'jobs:read' }),
+        ...errorResponses([400, 401, 410], {}, { scope: 'jobs:read' }),
       },
     },
   }, async (request): Promise<JobList> => {
     const organizationId = request.caller.organization.id
-    const { limit = 20, status, cursor } = request.query
+    const { limit = 20, status, cursor, changed_since: changedSince } = request.query
     // Ajv coerces "1e309" to Infinity and lets it pass `integer` and `maximum`.
     if (!Number.isSafeInteger(limit)) {
       throw invalidRequest([{ path: 'querystring/limit', message: 'must be an integer from 1 to 100' }])
     }
-    const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
-    if (cursor !== undefined && after === undefined) {
+    if (changedSince !== undefined) {
+      if (status !== undefined) throw invalidRequest([{ path: 'querystring/status', message: 'cannot be combined with changed_since: a sync reports every job that changed' }])
+      return await sync(organizationId, changedSince, cursor, limit)
+    }
+    const resumed = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
+    if (cursor !== undefined && resumed === undefined) {
       throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }])
     }
+    const after = resumed?.position
     const page = await app.database.read(async prisma => await listJobs(prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) }))
     const last = page.jobs.at(-1)?.job
+    // What every page of the walk could see: the point of its sync token. Only for a walk
+    // of every job (a filtered walk does not make a mirror). An empty page has no row to
+    // carry its snapshot (an organization without jobs): asked for apart.
+    let seen: Snapshot | undefined
+    if (status === undefined) {
+      const here = pageSnapshot(page.snapshot ?? await app.database.read(currentSnapshot))
+      seen = bounded(resumed === undefined ? here : intersect(resumed.seen ?? BEFORE_EVERYTHING, here))
+    }
     return {
       data: page.jobs.map(presentJob),
-      next_cursor: page.hasMore && last !== undefined ? cursors.encode(organizationId, status, last) : null,
+      next_cursor: page.hasMore && last !== undefined ? cursors.encode(organizationId, status, last, seen) : null,
+      sync_token: !page.hasMore && seen !== undefined ? syncTokens.token(organizationId, seen) : null,
+      deleted_ids: [],
     }
   })
 }

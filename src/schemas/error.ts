@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   405: 'method_not_allowed',
   406: 'not_acceptable',
   408: 'request_timeout',
+  410: 'sync_token_expired',
   413: 'payload_too_large',
   414: 'uri_too_long',
   415: 'unsupported_media_type',

@@ -70,9 +70,11 @@ export const getJobAnalytics = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
- * List jobs
+ * List jobs, or what changed since a sync token
  *
  * The caller's organization's jobs, newest first (ties by id), `limit` per page. Pass `next_cursor` as `cursor` for the next page, with the same `status`; it is null on the last page. A cursor that was altered, or made for another organization or filter, is a 400.
+ *
+ * **Incremental sync.** The last page of a walk without `status` carries a `sync_token`. Later, `changed_since=<sync_token>` answers, paginated the same way (by job id), every job that changed since (its fields, question count, interview count, average score, or anything its analytics show), as it is now, and in `deleted_ids` the ids of jobs deleted or moved out of the organization; its last page carries the next `sync_token`. No change is ever missed, including changes committed while a walk or a sync runs; a job may be reported twice. A token older than the change log kept (`SYNC_RETENTION_HOURS`) is a 410 `sync_token_expired`: walk again from the first page. `changed_since` with `status` is a 400.
  */
 export const listJobs = <ThrowOnError extends boolean = false>(options?: Options<ListJobsData, ThrowOnError>) => (options?.client ?? client).get<ListJobsResponses, ListJobsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -23,7 +23,7 @@ export type ApiError = {
      */
     error: string;
     /**
-     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`, `insufficient_scope`. Treat an unknown value like the HTTP status alone.
+     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `sync_token_expired`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`, `insufficient_scope`. Treat an unknown value like the HTTP status alone.
      */
     code: string;
     /**
@@ -160,17 +160,25 @@ export type Job = {
 /**
  * JobList
  *
- * A page of jobs.
+ * A page of jobs: of a walk through the list, or of a sync of what changed since a `sync_token`.
  */
 export type JobList = {
     /**
-     * Jobs of this page, newest first.
+     * Jobs of this page: newest first in a walk; by id in a sync (`changed_since`), each as it is now.
      */
     data: Array<Job>;
     /**
-     * Pass as `cursor` for the next page; null on the last page.
+     * Pass as `cursor` for the next page (with the same `status` or `changed_since`); null on the last page.
      */
     next_cursor: string | null;
+    /**
+     * On the last page of a walk without `status`, and of a sync: pass it as `changed_since` later to get what changed since. Null on the other pages, and in a walk filtered by `status`.
+     */
+    sync_token: string | null;
+    /**
+     * In a sync (`changed_since`): ids of jobs that changed and are no longer the organization's (deleted, or moved to another organization). Always empty in a walk.
+     */
+    deleted_ids: Array<string>;
 };
 
 /**
@@ -498,17 +506,21 @@ export type ListJobsData = {
     path?: never;
     query?: {
         /**
-         * Jobs per page.
+         * Jobs per page (in a sync, jobs and deleted ids together).
          */
         limit?: number;
         /**
-         * The `next_cursor` of the previous page, unchanged, with the same `status`.
+         * The `next_cursor` of the previous page, unchanged, with the same `status` or `changed_since`.
          */
         cursor?: string;
         /**
-         * Only jobs in this state.
+         * Only jobs in this state. Not with `changed_since`.
          */
         status?: 'draft' | 'active' | 'paused' | 'closed';
+        /**
+         * A `sync_token`: answers, by job id, every job of the organization that changed after the token was made (its fields, its questions, its screens: anything the job or its analytics show), as it is now, and in `deleted_ids` those gone from the organization. No change is missed, a job may come twice. Its last page has the next `sync_token`. An expired token is a 410 `sync_token_expired`; an altered one, or another organization's, a 400.
+         */
+        changed_since?: string;
     };
     url: '/api/jobs';
 };
@@ -530,6 +542,10 @@ export type ListJobsErrors = {
      * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     408: ApiError;
+    /**
+     * The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`): walk the list again from its first page for a new one.
+     */
+    410: ApiError;
     /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */

@@ -1,0 +1,44 @@
+import type { SignedJson } from '../jobs/signed.js'
+import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
+
+// Sync tokens and the cursors of a sync's pages: signed (an edited one is refused, not
+// interpreted) and bound to the organization. A token is a point (a snapshot); a sync page's
+// cursor also carries its sync's token, the last id answered, and what its pages could all
+// see so far (the next token).
+
+interface TokenPayload { k: 'sync', o: string, x: string }
+interface PagePayload { k: 'sync-page', o: string, b: string, a: string, x: string }
+
+export interface SyncCursor { after: string, seen: Snapshot }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+export class SyncTokens {
+  constructor (private readonly signer: SignedJson) {}
+
+  token (organizationId: string, point: Snapshot): string {
+    const payload: TokenPayload = { k: 'sync', o: organizationId, x: snapshotText(point) }
+    return this.signer.seal(payload)
+  }
+
+  /** A token's point, or undefined when it is not a sync token of this organization. */
+  point (token: string, organizationId: string): Snapshot | undefined {
+    const payload = this.signer.open(token) as Partial<TokenPayload> | undefined
+    if (payload?.k !== 'sync' || payload.o !== organizationId || typeof payload.x !== 'string') return undefined
+    return parseSnapshot(payload.x)
+  }
+
+  cursor (organizationId: string, since: Snapshot, after: string, seen: Snapshot): string {
+    const payload: PagePayload = { k: 'sync-page', o: organizationId, b: snapshotText(since), a: after, x: snapshotText(seen) }
+    return this.signer.seal(payload)
+  }
+
+  /** Where a sync's cursor points, or undefined when it is not one of this sync (organization and token). */
+  page (cursor: string, organizationId: string, since: Snapshot): SyncCursor | undefined {
+    const payload = this.signer.open(cursor) as Partial<PagePayload> | undefined
+    if (payload?.k !== 'sync-page' || payload.o !== organizationId || payload.b !== snapshotText(since)) return undefined
+    if (typeof payload.a !== 'string' || !UUID.test(payload.a) || typeof payload.x !== 'string') return undefined
+    const seen = parseSnapshot(payload.x)
+    return seen === undefined ? undefined : { after: payload.a, seen }
+  }
+}

@@ -1,0 +1,179 @@
+import pg from 'pg'
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
+import { walkThenSync, syncFrom, type Mirror } from './mirror.js'
+
+// Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
+// answers the jobs changed after it (and the ids gone from the organization), each change
+// at least once, whenever it committed. The mirror helper (./mirror.ts) is what a partner
+// does; the database is the reference: a fresh walk.
+
+const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0' } })
+const acme = await createTenant(prisma)
+const globex = await createTenant(prisma)
+const jobs = []
+for (let i = 0; i < 7; i++) jobs.push(await createJob(prisma, acme, { title: `Acme ${i}`, createdAt: new Date(Date.UTC(2026, 0, 1 + i)), questions: i % 3 }))
+await createScreens(prisma, jobs[0]!.id, [{ status: 'completed', score: 50, completedAt: new Date('2026-02-02T10:00:00Z') }, { status: 'in_progress' }])
+await createJob(prisma, globex, { title: 'Globex 0' })
+
+const get = async (url: string, tenant: Tenant = acme) => await app.inject({ url, headers: tenant.auth })
+const ids = (mirror: Mirror): string[] => [...mirror.jobs.keys()].sort()
+
+t.test('a walk without status ends with a sync token; nothing changed since: an empty sync with a new token', async t => {
+  const first = (await get('/api/jobs?limit=3')).json()
+  t.equal(first.sync_token, null, 'not before the last page')
+  t.same(first.deleted_ids, [])
+  const mirror = await walkThenSync(app, acme.auth, { limit: 3 })
+  t.equal(mirror.jobs.size, 7)
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(mirror.token)}`)
+  t.equal(res.statusCode, 200)
+  t.same(res.json().data, [], 'no job reported: every change before the token is in it')
+  t.same(res.json().deleted_ids, [])
+  t.equal(res.json().next_cursor, null)
+  t.type(res.json().sync_token, 'string')
+  t.equal((await get('/api/jobs?status=active')).json().sync_token, null, 'a filtered walk makes no token')
+})
+
+t.test('each kind of change is reported, as the job is now; the others are not', async t => {
+  const mirror = await walkThenSync(app, acme.auth)
+  const moved = await createJob(prisma, acme, { title: 'to be moved' })
+  const deleted = await createJob(prisma, acme, { title: 'to be deleted' })
+  const before = await walkThenSync(app, acme.auth)
+  const globexBefore = await walkThenSync(app, globex.auth)
+  t.ok(before.jobs.has(moved.id) && before.jobs.has(deleted.id))
+
+  await createScreens(prisma, jobs[1]!.id, [{ status: 'completed', score: 90, completedAt: new Date('2026-03-03T10:00:00Z') }])
+  await prisma.screen.updateMany({ where: { jobId: jobs[0]!.id, status: 'completed' }, data: { score: 10 } })
+  await prisma.question.create({ data: { jobId: jobs[2]!.id, position: 50, text: 'new' } })
+  await prisma.job.update({ where: { id: jobs[3]!.id }, data: { title: 'renamed' } })
+  const created = await createJob(prisma, acme, { title: 'created' })
+  await prisma.job.delete({ where: { id: deleted.id } })
+  await prisma.$executeRaw`UPDATE jobs SET organization_id = ${globex.organizationId}::uuid, user_id = ${globex.userId}::uuid WHERE id = ${moved.id}::uuid`
+
+  const changes = await syncFrom(app, acme.auth, before)
+  t.same([...changes.reported].sort(), [jobs[0]!.id, jobs[1]!.id, jobs[2]!.id, jobs[3]!.id, created.id].sort(), 'exactly the changed jobs')
+  t.same([...changes.deleted].sort(), [deleted.id, moved.id].sort(), 'deleted and moved out')
+  t.equal(before.jobs.get(jobs[3]!.id)?.title, 'renamed', 'as it is now')
+  t.equal(before.jobs.get(jobs[0]!.id)?.average_score, 10)
+  t.equal(before.jobs.get(jobs[1]!.id)?.interview_count, 1)
+  t.same(ids(before), ids(await walkThenSync(app, acme.auth)), 'the mirror holds what a new walk finds')
+
+  const globexChanges = await syncFrom(app, globex.auth, globexBefore)
+  t.same([...globexChanges.reported], [moved.id], 'the job moved in is reported to its new organization')
+  t.same([...globexChanges.deleted], [])
+  t.ok(mirror.token !== before.token)
+})
+
+t.test('a change committed during the walk, to a job already listed, is reported by the next sync', async t => {
+  const page1 = (await get('/api/jobs?limit=2')).json()
+  const listed = page1.data[0].id as string
+  await prisma.job.update({ where: { id: listed }, data: { title: 'changed mid-walk' } })
+  let cursor = page1.next_cursor as string | null
+  let token: string | null = null
+  while (cursor !== null) {
+    const page = (await get(`/api/jobs?limit=2&cursor=${encodeURIComponent(cursor)}`)).json()
+    cursor = page.next_cursor
+    token = page.sync_token
+  }
+  t.type(token, 'string')
+  const sync = (await get(`/api/jobs?changed_since=${encodeURIComponent(token!)}`)).json()
+  t.ok(sync.data.some((j: { id: string, title: string }) => j.id === listed && j.title === 'changed mid-walk'))
+})
+
+t.test('a sync is paginated by id; only its last page has the next token', async t => {
+  const mirror = await walkThenSync(app, acme.auth)
+  for (const job of jobs.slice(0, 5)) await prisma.job.update({ where: { id: job.id }, data: { description: 'paged' } })
+  let cursor: string | null = null
+  const seen: string[] = []
+  let pages = 0
+  let token: string | null = null
+  do {
+    const res = await get(`/api/jobs?limit=2&changed_since=${encodeURIComponent(mirror.token)}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+    t.equal(res.statusCode, 200)
+    const body = res.json()
+    seen.push(...body.data.map((j: { id: string }) => j.id))
+    t.equal(body.sync_token === null, body.next_cursor !== null, 'a token exactly on the last page')
+    cursor = body.next_cursor
+    token = body.sync_token
+    pages++
+  } while (cursor !== null)
+  t.equal(pages, 3)
+  t.same(seen, jobs.slice(0, 5).map(j => j.id).sort(), 'by id, each once')
+  t.same((await get(`/api/jobs?changed_since=${encodeURIComponent(token!)}`)).json().data, [], 'the new token is past them')
+})
+
+t.test('refused tokens and cursors: 400 in the error shape, nothing of another organization', async t => {
+  const mine = (await walkThenSync(app, acme.auth)).token
+  const theirs = (await walkThenSync(app, globex.auth)).token
+  const [body, signature] = mine.split('.')
+  const tampered = `${Buffer.from(Buffer.from(body!, 'base64url').toString().replace(/"x":"(\d)/, '"x":"9$1')).toString('base64url')}.${signature}`
+  const listCursor = (await get('/api/jobs?limit=1')).json().next_cursor as string
+  const syncCursor = await (async () => {
+    await prisma.job.update({ where: { id: jobs[0]!.id }, data: { description: 'one' } })
+    await prisma.job.update({ where: { id: jobs[1]!.id }, data: { description: 'two' } })
+    return (await get(`/api/jobs?limit=1&changed_since=${encodeURIComponent(mine)}`)).json().next_cursor as string
+  })()
+  t.type(syncCursor, 'string')
+  const cases: Array<[string, string, Tenant?]> = [
+    ['another organization\'s token', `?changed_since=${encodeURIComponent(theirs)}`],
+    ['my token, used by the other organization', `?changed_since=${encodeURIComponent(mine)}`, globex],
+    ['a tampered token', `?changed_since=${encodeURIComponent(tampered)}`],
+    ['garbage', '?changed_since=abc'],
+    ['a list cursor as a token', `?changed_since=${encodeURIComponent(listCursor)}`],
+    ['a token as a list cursor', `?cursor=${encodeURIComponent(mine)}`],
+    ['a sync cursor in a walk', `?cursor=${encodeURIComponent(syncCursor)}`],
+    ['a sync cursor with another token', `?changed_since=${encodeURIComponent((await walkThenSync(app, acme.auth)).token)}&cursor=${encodeURIComponent(syncCursor)}`],
+    ['a list cursor in a sync', `?changed_since=${encodeURIComponent(mine)}&cursor=${encodeURIComponent(listCursor)}`],
+    ['changed_since with status', `?status=active&changed_since=${encodeURIComponent(mine)}`],
+  ]
+  for (const [what, query, tenant] of cases) {
+    const res = await get(`/api/jobs${query}`, tenant)
+    t.equal(res.statusCode, 400, what)
+    t.equal(res.json().code, 'invalid_request', what)
+    t.notOk(res.body.includes(jobs[0]!.id), `${what}: no job in the body`)
+  }
+  t.equal((await get(`/api/jobs?limit=1&changed_since=${encodeURIComponent(mine)}&cursor=${encodeURIComponent(syncCursor)}`)).statusCode, 200, 'the cursor with its own token')
+})
+
+t.test('a token older than the change log kept answers 410 sync_token_expired; a new walk gives a working one', async t => {
+  const old = (await walkThenSync(app, acme.auth)).token
+  await prisma.job.update({ where: { id: jobs[4]!.id }, data: { description: 'before the retention' } })
+  const [{ removed }] = await prisma.$queryRaw<Array<{ removed: number }>>`SELECT prune_job_changes(0) AS removed`
+  t.ok(removed > 0, `the retention removed ${removed} rows`)
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(old)}`)
+  t.equal(res.statusCode, 410)
+  t.equal(res.json().code, 'sync_token_expired')
+  const fresh = await walkThenSync(app, acme.auth)
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(fresh.token)}`)).statusCode, 200)
+})
+
+t.test('collapsing a job\'s finished changes into one row keeps every token exact or conservative', async t => {
+  const before = await walkThenSync(app, acme.auth)
+  for (let i = 0; i < 5; i++) await createScreens(prisma, jobs[5]!.id, [{ status: 'in_progress' }])
+  // The fold logs the screens' changes: wait for it (SUMMARY_FOLD_INTERVAL_MS, 1 s).
+  await prisma.$queryRaw`SELECT fold_screen_summary_deltas(100000)`
+  const rows = async () => Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM job_changes WHERE job_id = ${jobs[5]!.id}::uuid`)[0]!.n)
+  t.ok(await rows() >= 5, 'a row per writer transaction')
+  const after = await walkThenSync(app, acme.auth)
+  await prisma.$queryRaw`SELECT prune_job_changes(86400)`
+  t.equal(await rows(), 1, 'one row left')
+  t.same([...(await syncFrom(app, acme.auth, before)).reported], [jobs[5]!.id], 'the older token still gets the job')
+  t.same([...(await syncFrom(app, acme.auth, after)).reported], [], 'the newer one does not')
+})
+
+t.test('out of order: a transaction open before the walk, committed after it, is reported', { skip: db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_URL): the embedded database has one connection' : false }, async t => {
+  const writer = new pg.Client({ connectionString: db.url })
+  await writer.connect()
+  t.teardown(async () => { await writer.end() })
+  await writer.query('BEGIN')
+  await writer.query('INSERT INTO screens (job_id, status, started_at) VALUES ($1, \'in_progress\', now())', [jobs[6]!.id])
+  // A later transaction commits first: the log's order is not the commit order.
+  await prisma.job.update({ where: { id: jobs[2]!.id }, data: { description: 'committed first' } })
+  const mirror = await walkThenSync(app, acme.auth)
+  await writer.query('COMMIT')
+  await prisma.$queryRaw`SELECT fold_screen_summary_deltas(100000)`
+  const changes = await syncFrom(app, acme.auth, mirror)
+  t.ok(changes.reported.has(jobs[6]!.id), 'the transaction that committed after the walk')
+  t.equal(mirror.jobs.get(jobs[6]!.id)?.interview_count, 1)
+})
