@@ -66,6 +66,19 @@ for await (const each of pro.listAllJobs({ status: 'active', limit: 1 })) active
 assert.deepEqual(active.map(j => j.id), everything.data.filter(j => j.status === 'active').map(j => j.id))
 console.log(`listAllJobs: ${walked.length} jobs in ${pages.statuses.length} pages of 1, same order as one page of 100; ${active.length} active`)
 
+// A mirror: the first sync walks every job; the next, from its token, finds nothing changed
+// (nobody writes the demo data meanwhile) and hands a new token.
+const mirror = new Map<string, Job>()
+const initial = pro.syncJobs(undefined, { limit: 1 })
+for await (const change of initial) if (change.type === 'job') mirror.set(change.job.id, change.job)
+assert.deepEqual([...mirror.keys()].sort(), everything.data.map(j => j.id).sort())
+const next = pro.syncJobs(initial.token)
+const changes = []
+for await (const change of next) changes.push(change)
+assert.deepEqual(changes, [])
+assert.match(next.token, /\S/)
+console.log(`syncJobs: a walk mirrored ${mirror.size} jobs; the sync from its token found ${changes.length} changes and a new token`)
+
 const upgrade = await thrown(free.getJobAnalytics(jobId))
 assert.equal(upgrade.status, 403)
 assert.equal(upgrade.code, 'upgrade_required')

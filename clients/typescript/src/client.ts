@@ -6,6 +6,7 @@ import {
   type ClientOptions, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type ListJobsData, type Me,
 } from './generated/index.js'
 import { retryingFetch, type RetryOptions } from './retry.js'
+import { JobSync } from './sync.js'
 
 export interface ScreeningClientOptions {
   /** Where the API is, without `/api`: `https://screening.example.com`. */
@@ -83,6 +84,14 @@ export class ScreeningClient {
       yield * page.data
       cursor = page.next_cursor ?? undefined
     } while (cursor !== undefined)
+  }
+
+  /**
+   * The jobs that changed since `token` (every job when there is none), as changes to apply
+   * to a mirror; afterwards, `.token` is the one to pass next time. Needs `jobs:read`.
+   */
+  syncJobs (token?: string, options: { limit?: number } = {}): JobSync {
+    return new JobSync(async query => await this.listJobs(query), token, options.limit)
   }
 }
 
