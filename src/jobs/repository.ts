@@ -158,14 +158,18 @@ export async function syncPage (prisma: Prisma, organizationId: string, options:
   const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
   const rows = await prisma.$queryRaw<Array<Partial<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, expired: boolean }>>`
     WITH token AS (SELECT ${since}::pg_snapshot AS s),
+    -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
+    -- every second), the organization's jobs may be many.
+    fresh_deltas AS MATERIALIZED (
+      SELECT DISTINCT d.job_id FROM screen_summary_deltas d, token
+      WHERE d.xid >= pg_snapshot_xmin(token.s) AND NOT pg_visible_in_snapshot(d.xid, token.s) ${afterDeltas}
+    ),
     changed AS (
       SELECT c.job_id FROM job_changes c, token
       WHERE c.organization_id = ${organizationId}::uuid AND c.xid >= pg_snapshot_xmin(token.s)
         AND (c.collapsed OR NOT pg_visible_in_snapshot(c.xid, token.s)) ${afterLog}
       UNION
-      SELECT d.job_id FROM screen_summary_deltas d JOIN jobs dj ON dj.id = d.job_id, token
-      WHERE dj.organization_id = ${organizationId}::uuid AND d.xid >= pg_snapshot_xmin(token.s)
-        AND NOT pg_visible_in_snapshot(d.xid, token.s) ${afterDeltas}
+      SELECT f.job_id FROM fresh_deltas f JOIN jobs dj ON dj.id = f.job_id AND dj.organization_id = ${organizationId}::uuid
     ),
     page AS (SELECT job_id FROM changed ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit + 1))}),
     meta AS (

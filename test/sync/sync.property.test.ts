@@ -4,7 +4,7 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
 import { checkProperty } from '../helpers/property.js'
-import { syncFrom, walkThenSync, type Mirror } from './mirror.js'
+import { syncFrom, walkThenSync, type Mirror } from '../helpers/sync-mirror.js'
 
 // No change is ever missed (issue 24): a partner walks an organization's jobs while writers
 // change them, then syncs again and again, fetching the analytics of every job a sync names;
@@ -108,7 +108,7 @@ t.test('a mirror kept by syncs equals the database after concurrent writers', { 
       ids.push(job.id)
       if (i % 2 === 0) await createScreens(prisma, job.id, [{ status: 'completed', score: 40 + i, completedAt: new Date('2026-01-07T10:00:00Z') }])
     }
-    let running = true
+    const state = { running: true }
     const writing = Promise.all(writers.map(async transactions => {
       for (const { ops, holdMs } of transactions) {
         const client = await pool.connect()
@@ -125,12 +125,12 @@ t.test('a mirror kept by syncs equals the database after concurrent writers', { 
           client.release()
         }
       }
-    })).finally(() => { running = false })
+    })).finally(() => { state.running = false })
 
     // The partner: a walk while the writers write, then syncs until they stop, then one more.
     const partner: Partner = { mirror: await walkThenSync(app, home.auth, { limit: pageSize }), analytics: new Map() }
     await fetchAnalytics(home, partner, partner.mirror.jobs.keys())
-    while (running) {
+    while (state.running) {
       const { reported, deleted } = await syncFrom(app, home.auth, partner.mirror, { limit: pageSize })
       for (const id of deleted) partner.analytics.delete(id)
       await fetchAnalytics(home, partner, reported)

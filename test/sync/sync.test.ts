@@ -2,11 +2,11 @@ import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
-import { walkThenSync, syncFrom, type Mirror } from './mirror.js'
+import { walkThenSync, syncFrom, type Mirror } from '../helpers/sync-mirror.js'
 
 // Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
 // answers the jobs changed after it (and the ids gone from the organization), each change
-// at least once, whenever it committed. The mirror helper (./mirror.ts) is what a partner
+// at least once, whenever it committed. The mirror helper (test/helpers/sync-mirror.ts) is what a partner
 // does; the database is the reference: a fresh walk.
 
 const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0' } })
