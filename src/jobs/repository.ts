@@ -88,6 +88,18 @@ export async function findJob (prisma: Prisma, organizationId: string, jobId: st
   return rows[0] === undefined ? null : withStats(rows[0])
 }
 
+/**
+ * What the statement can see, as a sync token's point (src/sync/snapshot.ts): its snapshot,
+ * `xmin:xmax:in-progress`. On a standby, pg_current_snapshot() lists no transaction in
+ * progress (a standby's snapshot keeps them all among subtransactions, which it leaves out),
+ * so the primary's transactions in progress below xmax would pass for visible: there, the
+ * point is `xmin:xmin:` instead (every transaction from the oldest in progress counts as not
+ * seen). Conservative: a sync from it reports a little more, never less.
+ */
+const READER_SNAPSHOT = PrismaSql.sql`(CASE WHEN pg_is_in_recovery()
+  THEN pg_snapshot_xmin(pg_current_snapshot())::text || ':' || pg_snapshot_xmin(pg_current_snapshot())::text || ':'
+  ELSE pg_current_snapshot()::text END)`
+
 export interface JobPosition { createdAt: Date, id: string }
 
 /**
@@ -117,15 +129,15 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
     )
     ${jobsWithStats(
       PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
-      PrismaSql.sql`, j.more AS "hasMore", pg_current_snapshot()::text AS snapshot`
+      PrismaSql.sql`, j.more AS "hasMore", ${READER_SNAPSHOT} AS snapshot`
     )}
     ORDER BY j.created_at DESC, j.id DESC`
   return { jobs: rows.map(({ hasMore: _, snapshot: __, ...row }) => withStats(row)), hasMore: rows[0]?.hasMore ?? false, snapshot: rows[0]?.snapshot }
 }
 
-/** What a statement run now can see (pg_current_snapshot()). */
+/** What a statement run now can see (READER_SNAPSHOT). */
 export async function currentSnapshot (prisma: Prisma): Promise<string> {
-  const [row] = await prisma.$queryRaw<Array<{ snapshot: string }>>`SELECT pg_current_snapshot()::text AS snapshot`
+  const [row] = await prisma.$queryRaw<Array<{ snapshot: string }>>`SELECT ${READER_SNAPSHOT} AS snapshot`
   return row!.snapshot
 }
 
@@ -173,7 +185,7 @@ export async function syncPage (prisma: Prisma, organizationId: string, options:
     ),
     page AS (SELECT job_id FROM changed ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit + 1))}),
     meta AS (
-      SELECT pg_current_snapshot()::text AS snapshot,
+      SELECT ${READER_SNAPSHOT} AS snapshot,
              (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
              (SELECT h.pruned_through >= pg_snapshot_xmin(token.s) FROM job_changes_horizon h, token) AS expired
     )

@@ -114,6 +114,49 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     figures.push(`back in use ${backAfter.toFixed(0)} ms after replay resumed`)
   })
 
+  await t.test('a sync read on the replica: tokens from the standby\'s snapshots; a change it has not replayed comes in a later sync', async t => {
+    const list = async (query: string): Promise<{ data: Array<{ id: string, title: string }>, sync_token: string | null }> => {
+      const res = await app.inject({ url: `/api/jobs?${query}`, headers: tenant.auth })
+      if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
+      return res.json()
+    }
+    await owner.prisma.$executeRaw`UPDATE jobs SET title = title WHERE id = ${job.id}::uuid`
+    await until('the replica caught up', async () => replicaState().status === 'up' && replicaState().lagMs === 0, 3000)
+    const walked = await list('limit=100')
+    t.type(walked.sync_token, 'string', 'a walk on the standby ends with a token')
+    const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await control.connect()
+    t.teardown(() => control.end())
+    await control.query('SELECT pg_wal_replay_pause()')
+    await owner.prisma.$executeRaw`UPDATE jobs SET title = 'changed on the primary' WHERE id = ${job.id}::uuid`
+    const early = await list(`changed_since=${encodeURIComponent(walked.sync_token!)}`)
+    t.equal(replicaState().status, 'up', 'answered by the paused standby')
+    t.same(early.data, [], 'the standby has not replayed the change: nothing to report yet')
+    await control.query('SELECT pg_wal_replay_resume()')
+    await until('the standby replayed the change', async () => (await control.query('SELECT title FROM jobs WHERE id = $1', [job.id])).rows[0]?.title === 'changed on the primary', 5000)
+    await until('the replica is in use', async () => replicaState().status === 'up', 5000)
+    const later = await list(`changed_since=${encodeURIComponent(early.sync_token!)}`)
+    t.same(later.data.map(j => [j.id, j.title]), [[job.id, 'changed on the primary']], 'the token the standby made still leads to the change')
+
+    // A standby's pg_current_snapshot() lists no transaction in progress: one open on the
+    // primary while a later one commits must still count as not seen by a token made there.
+    const other = await createJob(owner.prisma, tenant)
+    const held = new pg.Client({ connectionString: pair.primaryUrl('screening') })
+    await held.connect()
+    t.teardown(() => held.end())
+    await held.query('BEGIN')
+    await held.query('UPDATE jobs SET title = $2 WHERE id = $1', [other.id, 'held open'])
+    await owner.prisma.$executeRaw`UPDATE jobs SET description = 'committed after' WHERE id = ${job.id}::uuid`
+    await until('the standby replayed the later transaction', async () => (await control.query('SELECT description FROM jobs WHERE id = $1', [job.id])).rows[0]?.description === 'committed after', 5000)
+    await until('the replica is in use', async () => replicaState().status === 'up', 5000)
+    const during = await list('limit=100')
+    t.ok(during.data.some(j => j.id === other.id && j.title !== 'held open'), 'walked on the standby before the open transaction committed')
+    await held.query('COMMIT')
+    await until('the standby replayed the commit', async () => (await control.query('SELECT title FROM jobs WHERE id = $1', [other.id])).rows[0]?.title === 'held open', 5000)
+    const after = await list(`changed_since=${encodeURIComponent(during.sync_token!)}`)
+    t.ok(after.data.some(j => j.id === other.id && j.title === 'held open'), 'the transaction open during the walk is reported')
+  })
+
   await t.test('the replica stopped under load: every answer a 200, then reads return to it', async t => {
     await app.listen({ host: '127.0.0.1', port: 0 })
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
