@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { createApiKey, createOrganization, createUser, revokeApiKey, setApiKeyScopes, setPlan } from '../src/admin/commands.js'
 import { EVERY_SCOPE, parseScopeList } from '../src/auth/scopes.js'
 import { foldScreenStats, hasDrift, verifyScreenStats } from '../src/admin/screen-stats.js'
+import { expireSyncTokens } from '../src/admin/sync-tokens.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { openDatabase, type Prisma } from '../src/db/database.js'
 import type { Plan, SubscriptionStatus } from '../src/generated/prisma/enums.js'
@@ -23,7 +24,10 @@ const USAGE = `usage: npm run admin -- <command> [options]
                recompute the screen summaries from the screens, a batch of jobs at a time (progress
                on stderr); exit 1 on any difference. --fix: repair every job that differs, in SQL,
                beside live writers; exit 1 if any still differs. No time limit unless --timeout.
-  fold-stats   fold the summary deltas into the summaries now (the API does so every second)`
+  fold-stats   fold the summary deltas into the summaries now (the API does so every second)
+  expire-sync-tokens
+               every sync token made so far answers 410, so partners walk again: after a restore
+               from a backup, or a failover that may have lost committed transactions`
 
 class UsageError extends Error {}
 
@@ -97,6 +101,7 @@ const commands: Record<string, (prisma: Prisma, o: Options) => Promise<unknown>>
     return result
   },
   'fold-stats': async prisma => ({ folded: await foldScreenStats(prisma) }),
+  'expire-sync-tokens': async prisma => await expireSyncTokens(prisma),
 }
 
 async function main (): Promise<number> {

@@ -2,6 +2,7 @@ import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
+import { expireSyncTokens } from '../../src/admin/sync-tokens.js'
 import { walkThenSync, syncFrom, type Mirror } from '../helpers/sync-mirror.js'
 
 // Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
@@ -146,6 +147,17 @@ t.test('a token older than the change log kept answers 410 sync_token_expired; a
   t.equal(res.json().code, 'sync_token_expired')
   const fresh = await walkThenSync(app, acme.auth)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(fresh.token)}`)).statusCode, 200)
+})
+
+t.test('expire-sync-tokens (after a restore or a lossy failover): every earlier token answers 410, later ones work', async t => {
+  const before = await walkThenSync(app, acme.auth)
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)).statusCode, 200)
+  await expireSyncTokens(prisma)
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)
+  t.equal(res.statusCode, 410)
+  t.equal(res.json().code, 'sync_token_expired')
+  const after = await walkThenSync(app, acme.auth)
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(after.token)}`)).statusCode, 200)
 })
 
 t.test('collapsing a job\'s finished changes into one row keeps every token exact or conservative', async t => {
