@@ -1,11 +1,12 @@
 // The service's cursor format, re-implemented (the baseline imports nothing from src/):
 // base64url(JSON {o, s, t, i, x}) + "." + base64url(first 16 bytes of HMAC-SHA256(body)).
 // Same secret, same position: the same cursor, byte for byte. No status filter here (s null).
-// `x` is what the walk's pages could all see (a pg_snapshot's text); the last page's sync
-// token is base64url(JSON {k: "sync", o, x}), signed alike.
+// `x` is what the walk's pages could all see (a pg_snapshot's text), `g` the change log's
+// generation its first page read; the last page's sync token is base64url(JSON {k: "sync",
+// o, x, g}), signed alike.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
-export interface Position { createdAt: string, id: string, seen?: string }
+export interface Position { createdAt: string, id: string, seen?: string, generation?: number }
 
 /** Snapshots `xmin:xmax:xip,…`: visible in the result exactly when visible in both; at most 6 in-progress ids (xmax lowered to the 7th). */
 export function seenByBoth (a: string | undefined, b: string): string {
@@ -37,11 +38,11 @@ export class Cursors {
 
   /** `createdAt` as toISOString() writes it. */
   encode (organizationId: string, position: Position): string {
-    return this.seal({ o: organizationId, s: null, t: position.createdAt, i: position.id, ...(position.seen !== undefined ? { x: position.seen } : {}) })
+    return this.seal({ o: organizationId, s: null, t: position.createdAt, i: position.id, ...(position.seen !== undefined ? { x: position.seen, g: position.generation } : {}) })
   }
 
-  syncToken (organizationId: string, seen: string): string {
-    return this.seal({ k: 'sync', o: organizationId, x: seen })
+  syncToken (organizationId: string, seen: string, generation: number): string {
+    return this.seal({ k: 'sync', o: organizationId, x: seen, g: generation })
   }
 
   private seal (payload: object): string {
@@ -57,10 +58,11 @@ export class Cursors {
     const expected = this.sign(body)
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
     try {
-      const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { o?: unknown, s?: unknown, t?: unknown, i?: unknown, x?: unknown }
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { o?: unknown, s?: unknown, t?: unknown, i?: unknown, x?: unknown, g?: unknown }
       if (payload.o !== organizationId || payload.s !== null || typeof payload.t !== 'string' || typeof payload.i !== 'string') return undefined
       if (Number.isNaN(Date.parse(payload.t)) || (payload.x !== undefined && (typeof payload.x !== 'string' || !/^\d+:\d+:(\d+(,\d+)*)?$/.test(payload.x)))) return undefined
-      return { createdAt: payload.t, id: payload.i, ...(typeof payload.x === 'string' ? { seen: payload.x } : {}) }
+      if (payload.x !== undefined && !Number.isSafeInteger(payload.g)) return undefined
+      return { createdAt: payload.t, id: payload.i, ...(typeof payload.x === 'string' ? { seen: payload.x, generation: payload.g as number } : {}) }
     } catch {
       return undefined
     }

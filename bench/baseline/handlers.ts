@@ -56,10 +56,11 @@ export class Handlers {
     const last = rows.at(-1)
     // The bench's organizations have jobs, so a page always has a row with its snapshot.
     const seen = last === undefined ? undefined : seenByBoth(after?.seen, last.snapshot)
+    const generation = after?.generation ?? last?.generation ?? 0
     sendOk(req, res, {
       data: rows.map(job),
-      next_cursor: last?.has_more === true ? this.cursors.encode(caller.organization_id, { createdAt: last.created_at.toISOString(), id: last.id, ...(seen !== undefined ? { seen } : {}) }) : null,
-      sync_token: last?.has_more !== true && seen !== undefined ? this.cursors.syncToken(caller.organization_id, seen) : null,
+      next_cursor: last?.has_more === true ? this.cursors.encode(caller.organization_id, { createdAt: last.created_at.toISOString(), id: last.id, ...(seen !== undefined ? { seen, generation } : {}) }) : null,
+      sync_token: last?.has_more !== true && seen !== undefined ? this.cursors.syncToken(caller.organization_id, seen, generation) : null,
       deleted_ids: [],
     })
   }

@@ -103,7 +103,7 @@ function page (after: string): string {
     LIMIT $2::int + 1
   )
   SELECT j.*, qc.question_count, sc.interview_count, sc.average_score, (SELECT count(*) FROM page) > $2::int AS has_more,
-         pg_current_snapshot()::text AS snapshot
+         pg_current_snapshot()::text AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation
   FROM (SELECT * FROM page ORDER BY created_at DESC, id DESC LIMIT $2::int) j
   ${COUNTS}
   ORDER BY j.created_at DESC, j.id DESC`
@@ -126,10 +126,10 @@ export class Queries {
     return (await this.pool.query<AnalyticsRow>({ ...ANALYTICS, values: [jobId, organizationId, tz] })).rows[0]
   }
 
-  async page (organizationId: string, limit: number, after?: { createdAt: string, id: string }): Promise<Array<JobRow & { has_more: boolean, snapshot: string }>> {
+  async page (organizationId: string, limit: number, after?: { createdAt: string, id: string }): Promise<Array<JobRow & { has_more: boolean, snapshot: string, generation: number }>> {
     const query = after === undefined
       ? { ...FIRST_PAGE, values: [organizationId, limit] }
       : { ...NEXT_PAGE, values: [organizationId, limit, after.createdAt, after.id] }
-    return (await this.pool.query<JobRow & { has_more: boolean, snapshot: string }>(query)).rows
+    return (await this.pool.query<JobRow & { has_more: boolean, snapshot: string, generation: number }>(query)).rows
   }
 }

@@ -123,6 +123,9 @@ async function repair (prisma: Prisma, deadline: Deadline, jobIds: string[]): Pr
       WHERE c.job_id = m.job_id AND c.segment = m.segment AND c.slot = m.slot`, jobIds)
     await tx.$executeRawUnsafe(`INSERT INTO screen_summary_deltas (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
       SELECT job_id, bucket, in_progress, completed, expired, scored, score_sum, summaries_clock() FROM screen_summary_corrections($1::uuid[])`, jobIds)
+    // Their figures may have changed (a malformed row dropped appends no delta): a partner's
+    // next sync reports them (docs/sync-design.md).
+    await tx.$executeRawUnsafe('INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs WHERE id = ANY ($1::uuid[]) ON CONFLICT DO NOTHING', jobIds)
   })
 }
 

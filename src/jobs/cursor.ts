@@ -6,16 +6,17 @@ import { parseSnapshot, snapshotText, type Snapshot } from '../sync/snapshot.js'
 // it cannot be replayed by another caller or with another query. It also carries what the
 // walk's pages could all see so far (`x`, a snapshot), which becomes the walk's sync token.
 
-interface Payload { o: string, s: string | null, t: string, i: string, x?: string }
+interface Payload { o: string, s: string | null, t: string, i: string, x?: string, g?: number }
 
-export interface CursorState { position: JobPosition, seen?: Snapshot }
+/** Where a walk is, and (without a status filter) what its pages saw, in which generation of the change log. */
+export interface CursorState { position: JobPosition, point?: { seen: Snapshot, generation: number } }
 
 export class CursorCodec {
   constructor (private readonly signer: SignedJson) {}
 
-  encode (organizationId: string, status: string | undefined, position: JobPosition, seen?: Snapshot): string {
+  encode (organizationId: string, status: string | undefined, position: JobPosition, point?: { seen: Snapshot, generation: number }): string {
     const payload: Payload = { o: organizationId, s: status ?? null, t: position.createdAt.toISOString(), i: position.id }
-    if (seen !== undefined) payload.x = snapshotText(seen)
+    if (point !== undefined) Object.assign(payload, { x: snapshotText(point.seen), g: point.generation })
     return this.signer.seal(payload)
   }
 
@@ -28,6 +29,6 @@ export class CursorCodec {
     const position = { createdAt, id: payload.i }
     if (payload.x === undefined) return { position }
     const seen = typeof payload.x === 'string' ? parseSnapshot(payload.x) : undefined
-    return seen === undefined ? undefined : { position, seen }
+    return seen === undefined || !Number.isSafeInteger(payload.g) ? undefined : { position, point: { seen, generation: payload.g! } }
   }
 }

@@ -108,7 +108,7 @@ export interface JobPosition { createdAt: Date, id: string }
  * equivalent `created_at < t OR (created_at = t AND id < i)` is only a filter, so page n
  * read and dropped the n - 1 pages before it (measured: 380 rows dropped on page 20).
  */
-export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean, snapshot: string | undefined }> {
+export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean } & SyncPoint> {
   const { after, status } = options
   // The limit is written into the statement rather than bound: with a bound LIMIT the
   // planner cannot cost a generic plan and re-plans every execution (measured with
@@ -116,9 +116,10 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
   // generic plan. At most 100 texts, one per limit, and only from a checked integer.
   if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`)
   // `limit + 1` rows tell whether there is a next page; the counts are computed for the
-  // first `limit` only.
-  // The statement's snapshot: what this page could see, for the walk's sync token (src/sync).
-  const rows = await prisma.$queryRaw<Array<JobWithStatsRow & { hasMore: boolean, snapshot: string }>>`
+  // first `limit` only. The page is joined to one row of what the statement could see
+  // (SYNC_POINT, for the walk's sync token), so that an empty page has it too, from the
+  // same snapshot as its (absent) rows.
+  const rows = await prisma.$queryRaw<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number }>>`
     WITH page AS (
       SELECT * FROM jobs j
       WHERE j.organization_id = ${organizationId}::uuid
@@ -127,19 +128,29 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
       ORDER BY j.created_at DESC, j.id DESC
       LIMIT ${PrismaSql.raw(String(options.limit + 1))}
     )
-    ${jobsWithStats(
-      PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
-      PrismaSql.sql`, j.more AS "hasMore", ${READER_SNAPSHOT} AS snapshot`
-    )}
-    ORDER BY j.created_at DESC, j.id DESC`
-  return { jobs: rows.map(({ hasMore: _, snapshot: __, ...row }) => withStats(row)), hasMore: rows[0]?.hasMore ?? false, snapshot: rows[0]?.snapshot }
+    SELECT point.*, r.* FROM (${SYNC_POINT}) point LEFT JOIN (
+      ${jobsWithStats(
+        PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
+        PrismaSql.sql`, j.more AS "hasMore"`
+      )}
+    ) r ON true
+    ORDER BY r."createdAt" DESC, r.id DESC`
+  const { snapshot, generation } = rows[0]!
+  const listed = rows.filter((row): row is JobWithStatsRow & { hasMore: boolean, snapshot: string, generation: number } => row.id !== null)
+  return { jobs: listed.map(({ hasMore: _, snapshot: __, generation: ___, ...row }) => withStats(row)), hasMore: listed[0]?.hasMore ?? false, snapshot, generation }
 }
 
-/** What a statement run now can see (READER_SNAPSHOT). */
-export async function currentSnapshot (prisma: Prisma): Promise<string> {
-  const [row] = await prisma.$queryRaw<Array<{ snapshot: string }>>`SELECT ${READER_SNAPSHOT} AS snapshot`
-  return row!.snapshot
-}
+type Nullable<T> = { [K in keyof T]: T[K] | null }
+
+/** What a page's statement could see (READER_SNAPSHOT) and the change log's generation. */
+export interface SyncPoint { snapshot: string, generation: number }
+
+/**
+ * One row: the statement's snapshot and the change log's generation, which
+ * `npm run admin -- expire-sync-tokens` (and a TRUNCATE of jobs) changes so that every token
+ * made before answers 410 (migration 20261125140000_job_changes).
+ */
+const SYNC_POINT = PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation`
 
 export interface SyncPage {
   /** Jobs changed since the token and still the organization's, by id. */
@@ -148,9 +159,10 @@ export interface SyncPage {
   deletedIds: string[]
   /** The id of the last job or deleted id of the page, when there are more. */
   nextAfter: string | undefined
-  /** What this page's statement could see. */
+  /** What this page's statement could see, and the log's generation. */
   snapshot: string
-  /** The change log no longer reaches back to the token: it cannot be answered exactly. */
+  generation: number
+  /** The change log no longer reaches back to the token, or was expired since: it cannot be answered exactly. */
   expired: boolean
 }
 
@@ -163,13 +175,13 @@ export interface SyncPage {
  * marked `collapsed` stands for several transactions up to its own; it counts as changed
  * unless the snapshot's xmin is above it (migration 20261125140000_job_changes).
  */
-export async function syncPage (prisma: Prisma, organizationId: string, options: { since: string, limit: number, after?: string }): Promise<SyncPage> {
+export async function syncPage (prisma: Prisma, organizationId: string, options: { since: { snapshot: string, generation: number }, limit: number, after?: string }): Promise<SyncPage> {
   const { since, after } = options
   if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`)
   const afterLog = after !== undefined ? PrismaSql.sql`AND c.job_id > ${after}::uuid` : PrismaSql.empty
   const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
-  const rows = await prisma.$queryRaw<Array<Partial<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, expired: boolean }>>`
-    WITH token AS (SELECT ${since}::pg_snapshot AS s),
+  const rows = await prisma.$queryRaw<Array<Nullable<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean }>>`
+    WITH token AS (SELECT ${since.snapshot}::pg_snapshot AS s),
     -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
     -- every second), the organization's jobs may be many.
     fresh_deltas AS MATERIALIZED (
@@ -185,9 +197,9 @@ export async function syncPage (prisma: Prisma, organizationId: string, options:
     ),
     page AS (SELECT job_id FROM changed ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit + 1))}),
     meta AS (
-      SELECT ${READER_SNAPSHOT} AS snapshot,
-             (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
-             (SELECT h.pruned_through >= pg_snapshot_xmin(token.s) FROM job_changes_horizon h, token) AS expired
+      SELECT point.*, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
+             (SELECT h.pruned_through >= pg_snapshot_xmin(token.s) FROM job_changes_horizon h, token) AS "prunedPast"
+      FROM (${SYNC_POINT}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
       ${jobsWithStats(
@@ -200,11 +212,12 @@ export async function syncPage (prisma: Prisma, organizationId: string, options:
   const meta = rows[0]!
   const listed = rows.filter(row => row.changedId !== null)
   return {
-    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, hasMore: __, snapshot: ___, expired: ____, ...row }) => withStats(row as JobWithStatsRow)),
+    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, hasMore: __, snapshot: ___, generation: ____, prunedPast: _____, ...row }) => withStats(row as JobWithStatsRow)),
     deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
     nextAfter: meta.hasMore ? listed.at(-1)?.changedId ?? undefined : undefined,
     snapshot: meta.snapshot,
-    expired: meta.expired,
+    generation: meta.generation,
+    expired: meta.prunedPast || meta.generation !== since.generation,
   }
 }
 

@@ -15,7 +15,7 @@ import { presentJob } from './present.js'
 import { buildAnalytics, mondayOf, rangeProblems } from './analytics.js'
 import { readTimeZone, suggestionFor, tzProblem } from './time-zones.js'
 import { firstDifference } from './zone-agreement.js'
-import { analyticsVersion, currentSnapshot, findJob, isUnknownTimeZone, jobAnalytics, listJobs, syncPage } from './repository.js'
+import { analyticsVersion, findJob, isUnknownTimeZone, jobAnalytics, listJobs, syncPage } from './repository.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../plugins/caching.js'
 import { version as serviceVersion } from '../version.js'
 import { requirePro } from '../plugins/plan-guard.js'
@@ -145,13 +145,14 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
   })
 
   /** A page's snapshot as read by the database (always well formed). */
-  const pageSnapshot = (text: string | undefined): Snapshot => {
-    const snapshot = text === undefined ? undefined : parseSnapshot(text)
+  const pageSnapshot = (text: string): Snapshot => {
+    const snapshot = parseSnapshot(text)
     if (snapshot === undefined) throw new Error(`unexpected snapshot from the database: ${text}`)
     return snapshot
   }
   // A walk's cursor made before cursors carried a snapshot: nothing is known of its earlier
-  // pages, so its token's point is the start of the change log (everything kept is reported).
+  // pages, so its token's point is the start of the change log, which the migration that
+  // made the log marks as pruned: the token answers 410 and the partner walks again.
   const BEFORE_EVERYTHING: Snapshot = { xmin: 1n, xmax: 1n, xip: [] }
 
   const invalidCursor = (what: string): ApiError => invalidRequest([{ path: 'querystring/cursor', message: `is not a cursor of this ${what}` }])
@@ -162,14 +163,14 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     if (since === undefined) throw invalidRequest([{ path: 'querystring/changed_since', message: 'is not a sync token of this organization (altered, or made for another organization)' }])
     const resumed = cursor === undefined ? undefined : syncTokens.page(cursor, organizationId, since)
     if (cursor !== undefined && resumed === undefined) throw invalidCursor('sync (altered, or made for another organization or sync token)')
-    const page = await app.database.read(async prisma => await syncPage(prisma, organizationId, { since: snapshotText(since), limit, ...(resumed !== undefined ? { after: resumed.after } : {}) }))
+    const page = await app.database.read(async prisma => await syncPage(prisma, organizationId, { since: { snapshot: snapshotText(since.seen), generation: since.generation }, limit, ...(resumed !== undefined ? { after: resumed.after } : {}) }))
     if (page.expired) throw syncTokenExpired()
     const here = pageSnapshot(page.snapshot)
     const seen = bounded(resumed !== undefined ? intersect(resumed.seen, here) : here)
     return {
       data: page.jobs.map(presentJob),
       next_cursor: page.nextAfter !== undefined ? syncTokens.cursor(organizationId, since, page.nextAfter, seen) : null,
-      sync_token: page.nextAfter === undefined ? syncTokens.token(organizationId, seen) : null,
+      sync_token: page.nextAfter === undefined ? syncTokens.token(organizationId, { seen, generation: since.generation }) : null,
       deleted_ids: page.deletedIds,
     }
   }
@@ -211,18 +212,20 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const after = resumed?.position
     const page = await app.database.read(async prisma => await listJobs(prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) }))
     const last = page.jobs.at(-1)?.job
-    // What every page of the walk could see: the point of its sync token. Only for a walk
-    // of every job (a filtered walk does not make a mirror). An empty page has no row to
-    // carry its snapshot (an organization without jobs): asked for apart.
-    let seen: Snapshot | undefined
+    // What every page of the walk could see, in the generation of the change log its first
+    // page saw: the point of its sync token. Only for a walk of every job (a filtered walk
+    // does not make a mirror).
+    let point: { seen: Snapshot, generation: number } | undefined
     if (status === undefined) {
-      const here = pageSnapshot(page.snapshot ?? await app.database.read(currentSnapshot))
-      seen = bounded(resumed === undefined ? here : intersect(resumed.seen ?? BEFORE_EVERYTHING, here))
+      const here = pageSnapshot(page.snapshot)
+      point = resumed === undefined
+        ? { seen: bounded(here), generation: page.generation }
+        : { seen: bounded(intersect(resumed.point?.seen ?? BEFORE_EVERYTHING, here)), generation: resumed.point?.generation ?? page.generation }
     }
     return {
       data: page.jobs.map(presentJob),
-      next_cursor: page.hasMore && last !== undefined ? cursors.encode(organizationId, status, last, seen) : null,
-      sync_token: !page.hasMore && seen !== undefined ? syncTokens.token(organizationId, seen) : null,
+      next_cursor: page.hasMore && last !== undefined ? cursors.encode(organizationId, status, last, point) : null,
+      sync_token: !page.hasMore && point !== undefined ? syncTokens.token(organizationId, point) : null,
       deleted_ids: [],
     }
   })

@@ -6,37 +6,41 @@ import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
 // cursor also carries its sync's token, the last id answered, and what its pages could all
 // see so far (the next token).
 
-interface TokenPayload { k: 'sync', o: string, x: string }
+interface TokenPayload { k: 'sync', o: string, x: string, g: number }
 interface PagePayload { k: 'sync-page', o: string, b: string, a: string, x: string }
 
 export interface SyncCursor { after: string, seen: Snapshot }
+
+/** A token's point: what the walk or sync saw, in which generation of the change log. */
+export interface SyncPoint { seen: Snapshot, generation: number }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export class SyncTokens {
   constructor (private readonly signer: SignedJson) {}
 
-  token (organizationId: string, point: Snapshot): string {
-    const payload: TokenPayload = { k: 'sync', o: organizationId, x: snapshotText(point) }
+  token (organizationId: string, point: SyncPoint): string {
+    const payload: TokenPayload = { k: 'sync', o: organizationId, x: snapshotText(point.seen), g: point.generation }
     return this.signer.seal(payload)
   }
 
   /** A token's point, or undefined when it is not a sync token of this organization. */
-  point (token: string, organizationId: string): Snapshot | undefined {
+  point (token: string, organizationId: string): SyncPoint | undefined {
     const payload = this.signer.open(token) as Partial<TokenPayload> | undefined
-    if (payload?.k !== 'sync' || payload.o !== organizationId || typeof payload.x !== 'string') return undefined
-    return parseSnapshot(payload.x)
+    if (payload?.k !== 'sync' || payload.o !== organizationId || typeof payload.x !== 'string' || !Number.isSafeInteger(payload.g)) return undefined
+    const seen = parseSnapshot(payload.x)
+    return seen === undefined ? undefined : { seen, generation: payload.g! }
   }
 
-  cursor (organizationId: string, since: Snapshot, after: string, seen: Snapshot): string {
-    const payload: PagePayload = { k: 'sync-page', o: organizationId, b: snapshotText(since), a: after, x: snapshotText(seen) }
+  cursor (organizationId: string, since: SyncPoint, after: string, seen: Snapshot): string {
+    const payload: PagePayload = { k: 'sync-page', o: organizationId, b: snapshotText(since.seen), a: after, x: snapshotText(seen) }
     return this.signer.seal(payload)
   }
 
   /** Where a sync's cursor points, or undefined when it is not one of this sync (organization and token). */
-  page (cursor: string, organizationId: string, since: Snapshot): SyncCursor | undefined {
+  page (cursor: string, organizationId: string, since: SyncPoint): SyncCursor | undefined {
     const payload = this.signer.open(cursor) as Partial<PagePayload> | undefined
-    if (payload?.k !== 'sync-page' || payload.o !== organizationId || payload.b !== snapshotText(since)) return undefined
+    if (payload?.k !== 'sync-page' || payload.o !== organizationId || payload.b !== snapshotText(since.seen)) return undefined
     if (typeof payload.a !== 'string' || !UUID.test(payload.a) || typeof payload.x !== 'string') return undefined
     const seen = parseSnapshot(payload.x)
     return seen === undefined ? undefined : { after: payload.a, seen }

@@ -140,6 +140,8 @@ t.test('refused tokens and cursors: 400 in the error shape, nothing of another o
 t.test('a token older than the change log kept answers 410 sync_token_expired; a new walk gives a working one', async t => {
   const old = (await walkThenSync(app, acme.auth)).token
   await prisma.job.update({ where: { id: jobs[4]!.id }, data: { description: 'before the retention' } })
+  // Logged two hours ago, as far as the retention can tell (it keeps at least an hour).
+  await prisma.$executeRaw`UPDATE job_changes SET logged_at = logged_at - interval '2 hours'`
   const removed = (await prisma.$queryRaw<Array<{ removed: number }>>`SELECT prune_job_changes(0) AS removed`)[0]!.removed
   t.ok(removed > 0, `the retention removed ${removed} rows`)
   const res = await get(`/api/jobs?changed_since=${encodeURIComponent(old)}`)
@@ -188,4 +190,37 @@ t.test('out of order: a transaction open before the walk, committed after it, is
   const changes = await syncFrom(app, acme.auth, mirror)
   t.ok(changes.reported.has(jobs[6]!.id), 'the transaction that committed after the walk')
   t.equal(mirror.jobs.get(jobs[6]!.id)?.interview_count, 1)
+})
+
+t.test('an organization without jobs: its walk\'s empty page makes a token, and its first job comes in the next sync', async t => {
+  const empty = await createTenant(prisma)
+  const first = (await get('/api/jobs', empty)).json()
+  t.same(first.data, [])
+  t.type(first.sync_token, 'string')
+  const job = await createJob(prisma, empty, { title: 'the first' })
+  const sync = (await get(`/api/jobs?changed_since=${encodeURIComponent(first.sync_token)}`, empty)).json()
+  t.same(sync.data.map((j: { id: string }) => j.id), [job.id])
+})
+
+t.test('the retention keeps at least an hour, whoever calls the upkeep (the API\'s role may)', async t => {
+  const mirror = await walkThenSync(app, acme.auth)
+  await prisma.job.update({ where: { id: jobs[4]!.id }, data: { description: 'recent' } })
+  await prisma.$queryRaw`SELECT prune_job_changes(0)`
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(mirror.token)}`)
+  t.equal(res.statusCode, 200, 'a change of a minute ago is kept')
+  t.ok(res.json().data.some((j: { id: string }) => j.id === jobs[4]!.id))
+})
+
+// Last: it empties the tables.
+t.test('TRUNCATE of jobs (cascaded from organizations too) expires every token: nothing is left to log', async t => {
+  const generation = async (): Promise<number> => (await prisma.$queryRaw<Array<{ g: number }>>`SELECT generation AS g FROM job_changes_horizon`)[0]!.g
+  const was = await generation()
+  await prisma.$executeRawUnsafe('TRUNCATE organizations CASCADE')
+  t.not(await generation(), was, 'cascaded from organizations: a new generation')
+  const survivor = await createTenant(prisma)
+  const after = await walkThenSync(app, survivor.auth)
+  await prisma.$executeRawUnsafe('TRUNCATE jobs CASCADE')
+  const gone = await get(`/api/jobs?changed_since=${encodeURIComponent(after.token)}`, survivor)
+  t.equal(gone.statusCode, 410)
+  t.equal(gone.json().code, 'sync_token_expired')
 })

@@ -5,10 +5,18 @@ import type { Job, JobList, ListJobsData } from './generated/index.js'
 export type JobChange =
   | { type: 'job', job: Job }
   | { type: 'deleted', id: string }
-  /** The token was older than the change log kept (410 `sync_token_expired`): clear the mirror; the walk that follows refills it. */
+  /**
+   * The token cannot be answered (410 `sync_token_expired`: older than the change log kept,
+   * or expired by the operator; or a 400 on `changed_since`: the service's signing secret was
+   * changed): clear the mirror; the walk that follows refills it.
+   */
   | { type: 'reset' }
 
 type ListQuery = NonNullable<ListJobsData['query']>
+
+/** A token the service will not answer: walk again. */
+const unusable = (error: unknown): boolean => error instanceof ScreeningApiError &&
+  (error.code === 'sync_token_expired' || (error.code === 'invalid_request' && (error.details ?? []).some(d => d.path === 'querystring/changed_since')))
 
 /**
  * A sync of an organization's jobs: iterate it for the changes, then read `token` and keep it
@@ -35,7 +43,7 @@ export class JobSync implements AsyncIterable<JobChange> {
         yield * this.#pages({ changed_since: since })
         return
       } catch (error) {
-        if (!(error instanceof ScreeningApiError && error.code === 'sync_token_expired')) throw error
+        if (!unusable(error)) throw error
         yield { type: 'reset' }
       }
     }

@@ -24,16 +24,31 @@ CREATE TABLE "job_changes" (
 );
 CREATE INDEX "job_changes_logged_at_idx" ON "job_changes" ("logged_at");
 
--- The largest transaction id whose rows were removed by the retention: a token whose
--- snapshot might not see it (its xmin is not above it) can no longer be answered exactly
--- (410 sync_token_expired).
+-- What a token must agree with to be answered (else 410 sync_token_expired):
+-- `pruned_through`, the largest transaction id whose rows the retention removed: a token
+-- whose snapshot might not see it (its xmin is not above it) can no longer be answered
+-- exactly. It starts at this migration's transaction: a walk begun before the log existed
+-- cannot make a usable token. `generation`, a random number that every token carries:
+-- expire_sync_tokens() (after a restore or a lossy failover) and a TRUNCATE of jobs change it,
+-- so that every token made before answers 410, whatever its transaction ids say (a database
+-- that went back in time hands the same ids out again).
 CREATE TABLE "job_changes_horizon" (
     "only_row" BOOLEAN NOT NULL DEFAULT true,
     "pruned_through" xid8 NOT NULL DEFAULT '0',
+    "generation" INTEGER NOT NULL DEFAULT 0,
     CONSTRAINT "job_changes_horizon_pkey" PRIMARY KEY ("only_row"),
     CONSTRAINT "job_changes_horizon_only_row" CHECK ("only_row")
 );
-INSERT INTO job_changes_horizon DEFAULT VALUES;
+INSERT INTO job_changes_horizon (pruned_through, generation) VALUES (pg_current_xact_id(), floor(random() * 2147483647)::int);
+
+-- A new generation, never the current one. SECURITY DEFINER: a TRUNCATE's trigger runs it as
+-- whoever truncates.
+CREATE FUNCTION expire_sync_tokens() RETURNS int
+LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+  UPDATE job_changes_horizon SET generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int
+  RETURNING generation
+$$;
+REVOKE EXECUTE ON FUNCTION expire_sync_tokens() FROM PUBLIC;
 
 -- Screens' changes travel with the summaries' deltas, which writers append already: each
 -- delta now carries its writer's transaction (a column default: no more work for a writer
@@ -47,7 +62,7 @@ ALTER TABLE "screen_summary_deltas" ADD COLUMN "xid" xid8 NOT NULL DEFAULT pg_cu
 -- Logged under the job's current organization (a delta has no organization); a delta of a
 -- job that no longer exists is not: the job's deletion logged it.
 CREATE FUNCTION screen_summary_deltas_log_changes() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
   INSERT INTO job_changes (organization_id, xid, job_id)
   SELECT DISTINCT j.organization_id, d.xid, d.job_id
@@ -62,7 +77,7 @@ CREATE TRIGGER screen_summary_deltas_log_changes
 
 -- Jobs: created, changed (under the old organization and the new one), deleted.
 CREATE FUNCTION jobs_log_changes() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM new_jobs ON CONFLICT DO NOTHING;
@@ -86,7 +101,7 @@ CREATE TRIGGER jobs_log_changes_delete AFTER DELETE ON jobs REFERENCING OLD TABL
 -- Questions change a job's question count: their jobs, before and after. The questions a
 -- job's deletion cascades to find no job, and log nothing: the deletion did.
 CREATE FUNCTION questions_log_changes() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO job_changes (organization_id, job_id)
@@ -112,7 +127,7 @@ CREATE TRIGGER questions_log_changes_delete AFTER DELETE ON questions REFERENCIN
 
 -- TRUNCATE of screens (or questions) fires no transition trigger: every job is logged.
 CREATE FUNCTION truncate_log_changes() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
   INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs ON CONFLICT DO NOTHING;
   RETURN NULL;
@@ -121,6 +136,17 @@ $$;
 CREATE TRIGGER screens_log_truncate AFTER TRUNCATE ON screens FOR EACH STATEMENT EXECUTE FUNCTION truncate_log_changes();
 CREATE TRIGGER questions_log_truncate AFTER TRUNCATE ON questions FOR EACH STATEMENT EXECUTE FUNCTION truncate_log_changes();
 
+-- TRUNCATE of jobs (itself, or cascaded from organizations or users) leaves no job to log:
+-- every token expires, and partners walk again.
+CREATE FUNCTION jobs_truncated_expire_sync_tokens() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+  PERFORM expire_sync_tokens();
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER jobs_truncate_expire_sync_tokens AFTER TRUNCATE ON jobs FOR EACH STATEMENT EXECUTE FUNCTION jobs_truncated_expire_sync_tokens();
+
 -- Upkeep, on a timer of the API (SYNC_RETENTION_HOURS), one caller at a time:
 -- 1. Rows logged before the retention go; the horizon keeps the largest transaction removed.
 -- 2. A job's rows whose transactions are all finished (below every running snapshot's xmin)
@@ -128,6 +154,10 @@ CREATE TRIGGER questions_log_truncate AFTER TRUNCATE ON questions FOR EACH STATE
 --    token whose xmin is not above that xid: an earlier transaction of the job, now folded
 --    into the row, may have been in progress in the token's snapshot. Conservative: a job
 --    may be reported once more, never missed.
+-- Not while the fold runs (its lock, tried: neither waits for the other): the fold logs a
+-- screen's change with its writer's old transaction, and its insert would wait for a
+-- collapse holding the same row. The retention is at least an hour, whoever calls: the API's
+-- role may run this, and must not be able to empty the log (every token would expire).
 -- Returns the rows removed. SECURITY DEFINER: the API's role may only read the log.
 CREATE FUNCTION prune_job_changes(retention_seconds int, max_jobs int DEFAULT 10000) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
@@ -137,8 +167,9 @@ DECLARE
   collapsed_rows int;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(8146720561340518) THEN RETURN 0; END IF;
+  IF NOT pg_try_advisory_xact_lock(8146720561340517) THEN RETURN 0; END IF;
   WITH gone AS (
-    DELETE FROM job_changes WHERE logged_at < now() - make_interval(secs => greatest(retention_seconds, 0)) RETURNING xid
+    DELETE FROM job_changes WHERE logged_at < now() - make_interval(secs => greatest(retention_seconds, 3600)) RETURNING xid
   )
   SELECT max(xid), count(*) INTO expired, expired_rows FROM gone;
   IF expired IS NOT NULL THEN
