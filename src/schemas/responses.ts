@@ -43,7 +43,7 @@ const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   401: 'Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.',
   403: 'Pro subscription required; the body links to the billing page.',
   404: 'Not found.',
-  410: 'The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`): walk the list again from its first page for a new one.',
+  410: 'The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.',
   408: `The request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s. The connection is closed. No rate-limit headers: it is refused before authentication.`,
   414: `The URL is too long: over ${MAX_URL_LENGTH} characters in all, a query string over ${MAX_QUERY_LENGTH}, or a path segment over ${MAX_PARAM_LENGTH}. No rate-limit headers: it is refused before authentication.`,
   431: `The request line and headers take more than ${MAX_HEADER_BYTES} bytes. The connection is closed. No rate-limit headers: it is refused before authentication.`,

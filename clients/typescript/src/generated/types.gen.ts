@@ -543,7 +543,7 @@ export type ListJobsErrors = {
      */
     408: ApiError;
     /**
-     * The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`): walk the list again from its first page for a new one.
+     * The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.
      */
     410: ApiError;
     /**
