@@ -108,7 +108,7 @@ export interface JobPosition { createdAt: Date, id: string }
  * equivalent `created_at < t OR (created_at = t AND id < i)` is only a filter, so page n
  * read and dropped the n - 1 pages before it (measured: 380 rows dropped on page 20).
  */
-export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean } & SyncPoint> {
+export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean } & StatementPoint> {
   const { after, status } = options
   // The limit is written into the statement rather than bound: with a bound LIMIT the
   // planner cannot cost a generic plan and re-plans every execution (measured with
@@ -143,7 +143,7 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
 type Nullable<T> = { [K in keyof T]: T[K] | null }
 
 /** What a page's statement could see (READER_SNAPSHOT) and the change log's generation. */
-export interface SyncPoint { snapshot: string, generation: number }
+export interface StatementPoint { snapshot: string, generation: number }
 
 /**
  * One row: the statement's snapshot and the change log's generation, which

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ApiError, invalidRequest, jobNotFound, syncTokenExpired } from '../errors.js'
+import { ApiError, invalidRequest, jobNotFound } from '../errors.js'
 import type { Job } from '../schemas/job.js'
 import { JobSchema } from '../schemas/job.js'
 import { JobListSchema, ListJobsQuery, type JobList } from '../schemas/job-list.js'
@@ -10,12 +10,12 @@ import { errorResponses, notModifiedResponse, okResponse } from '../schemas/resp
 import { CursorCodec } from './cursor.js'
 import { SignedJson } from './signed.js'
 import { SyncTokens } from '../sync/tokens.js'
-import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from '../sync/snapshot.js'
+import { syncJobsPage, walkPoint } from '../sync/pages.js'
 import { presentJob } from './present.js'
 import { buildAnalytics, mondayOf, rangeProblems } from './analytics.js'
 import { readTimeZone, suggestionFor, tzProblem } from './time-zones.js'
 import { firstDifference } from './zone-agreement.js'
-import { analyticsVersion, findJob, isUnknownTimeZone, jobAnalytics, listJobs, syncPage } from './repository.js'
+import { analyticsVersion, findJob, isUnknownTimeZone, jobAnalytics, listJobs } from './repository.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../plugins/caching.js'
 import { version as serviceVersion } from '../version.js'
 import { requirePro } from '../plugins/plan-guard.js'
@@ -144,37 +144,6 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     return buildAnalytics(rows, range)
   })
 
-  /** A page's snapshot as read by the database (always well formed). */
-  const pageSnapshot = (text: string): Snapshot => {
-    const snapshot = parseSnapshot(text)
-    if (snapshot === undefined) throw new Error(`unexpected snapshot from the database: ${text}`)
-    return snapshot
-  }
-  // A walk's cursor made before cursors carried a snapshot: nothing is known of its earlier
-  // pages, so its token's point is the start of the change log, which the migration that
-  // made the log marks as pruned: the token answers 410 and the partner walks again.
-  const BEFORE_EVERYTHING: Snapshot = { xmin: 1n, xmax: 1n, xip: [] }
-
-  const invalidCursor = (what: string): ApiError => invalidRequest([{ path: 'querystring/cursor', message: `is not a cursor of this ${what}` }])
-
-  /** A page of a sync: the jobs changed since the token's point, by id. */
-  async function sync (organizationId: string, token: string, cursor: string | undefined, limit: number): Promise<JobList> {
-    const since = syncTokens.point(token, organizationId)
-    if (since === undefined) throw invalidRequest([{ path: 'querystring/changed_since', message: 'is not a sync token of this organization (altered, or made for another organization)' }])
-    const resumed = cursor === undefined ? undefined : syncTokens.page(cursor, organizationId, since)
-    if (cursor !== undefined && resumed === undefined) throw invalidCursor('sync (altered, or made for another organization or sync token)')
-    const page = await app.database.read(async prisma => await syncPage(prisma, organizationId, { since: { snapshot: snapshotText(since.seen), generation: since.generation }, limit, ...(resumed !== undefined ? { after: resumed.after } : {}) }))
-    if (page.expired) throw syncTokenExpired()
-    const here = pageSnapshot(page.snapshot)
-    const seen = bounded(resumed !== undefined ? intersect(resumed.seen, here) : here)
-    return {
-      data: page.jobs.map(presentJob),
-      next_cursor: page.nextAfter !== undefined ? syncTokens.cursor(organizationId, since, page.nextAfter, seen) : null,
-      sync_token: page.nextAfter === undefined ? syncTokens.token(organizationId, { seen, generation: since.generation }) : null,
-      deleted_ids: page.deletedIds,
-    }
-  }
-
   app.get('/jobs', {
     schema: {
       operationId: 'listJobs',
@@ -203,7 +172,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     }
     if (changedSince !== undefined) {
       if (status !== undefined) throw invalidRequest([{ path: 'querystring/status', message: 'cannot be combined with changed_since: a sync reports every job that changed' }])
-      return await sync(organizationId, changedSince, cursor, limit)
+      return await syncJobsPage(app.database, syncTokens, { organizationId, token: changedSince, cursor, limit })
     }
     const resumed = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
     if (cursor !== undefined && resumed === undefined) {
@@ -212,16 +181,9 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const after = resumed?.position
     const page = await app.database.read(async prisma => await listJobs(prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) }))
     const last = page.jobs.at(-1)?.job
-    // What every page of the walk could see, in the generation of the change log its first
-    // page saw: the point of its sync token. Only for a walk of every job (a filtered walk
-    // does not make a mirror).
-    let point: { seen: Snapshot, generation: number } | undefined
-    if (status === undefined) {
-      const here = pageSnapshot(page.snapshot)
-      point = resumed === undefined
-        ? { seen: bounded(here), generation: page.generation }
-        : { seen: bounded(intersect(resumed.point?.seen ?? BEFORE_EVERYTHING, here)), generation: resumed.point?.generation ?? page.generation }
-    }
+    // The point of the walk's sync token, only for a walk of every job (a filtered walk does
+    // not make a mirror).
+    const point = status === undefined ? walkPoint(resumed?.point, page, resumed !== undefined) : undefined
     return {
       data: page.jobs.map(presentJob),
       next_cursor: page.hasMore && last !== undefined ? cursors.encode(organizationId, status, last, point) : null,

@@ -1,0 +1,58 @@
+import type { Database } from '../db/database.js'
+import { invalidRequest, syncTokenExpired } from '../errors.js'
+import type { JobList } from '../schemas/job-list.js'
+import { presentJob } from '../jobs/present.js'
+import { syncPage, type StatementPoint } from '../jobs/repository.js'
+import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
+import type { SyncPoint, SyncTokens } from './tokens.js'
+
+// The sync side of GET /api/jobs: a sync's pages, and the point a walk's pages carry towards
+// their token (docs/sync-design.md).
+
+/** A page's snapshot as read by the database (always well formed). */
+function pageSnapshot (text: string): Snapshot {
+  const snapshot = parseSnapshot(text)
+  if (snapshot === undefined) throw new Error(`unexpected snapshot from the database: ${text}`)
+  return snapshot
+}
+
+// A walk's cursor made before cursors carried a snapshot: nothing is known of its earlier
+// pages, so its token's point is the start of the change log, which the migration that made
+// the log marks as pruned: the token answers 410 and the partner walks again.
+const BEFORE_EVERYTHING: Snapshot = { xmin: 1n, xmax: 1n, xip: [] }
+
+/**
+ * What every page of a walk could see, in the generation of the change log its first page
+ * saw: `earlier` from the walk's cursor (none on its first page), `page` from this page's
+ * statement. The walk's sync token, on its last page.
+ */
+export function walkPoint (earlier: SyncPoint | undefined, page: StatementPoint, resumed: boolean): SyncPoint {
+  const here = pageSnapshot(page.snapshot)
+  if (!resumed) return { seen: bounded(here), generation: page.generation }
+  return { seen: bounded(intersect(earlier?.seen ?? BEFORE_EVERYTHING, here)), generation: earlier?.generation ?? page.generation }
+}
+
+/** A page of a sync: the jobs changed since the token's point, by id, and those gone. */
+export async function syncJobsPage (database: Database, tokens: SyncTokens, request: { organizationId: string, token: string, cursor: string | undefined, limit: number }): Promise<JobList> {
+  const { organizationId, token, cursor, limit } = request
+  const since = tokens.point(token, organizationId)
+  if (since === undefined) throw invalidRequest([{ path: 'querystring/changed_since', message: 'is not a sync token of this organization (altered, or made for another organization)' }])
+  const resumed = cursor === undefined ? undefined : tokens.page(cursor, organizationId, since)
+  if (cursor !== undefined && resumed === undefined) {
+    throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this sync (altered, or made for another organization or sync token)' }])
+  }
+  const page = await database.read(async prisma => await syncPage(prisma, organizationId, {
+    since: { snapshot: snapshotText(since.seen), generation: since.generation },
+    limit,
+    ...(resumed !== undefined ? { after: resumed.after } : {}),
+  }))
+  if (page.expired) throw syncTokenExpired()
+  const here = pageSnapshot(page.snapshot)
+  const seen = bounded(resumed !== undefined ? intersect(resumed.seen, here) : here)
+  return {
+    data: page.jobs.map(presentJob),
+    next_cursor: page.nextAfter !== undefined ? tokens.cursor(organizationId, since, page.nextAfter, seen) : null,
+    sync_token: page.nextAfter === undefined ? tokens.token(organizationId, { seen, generation: since.generation }) : null,
+    deleted_ids: page.deletedIds,
+  }
+}
