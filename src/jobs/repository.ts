@@ -102,6 +102,11 @@ const READER_SNAPSHOT = PrismaSql.sql`(CASE WHEN pg_is_in_recovery()
 
 export interface JobPosition { createdAt: Date, id: string }
 
+/** A page size is written into a statement's text (see listJobs): only a checked integer. */
+function checkLimit (limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`)
+}
+
 /**
  * One page of the organization's jobs, newest first (ties broken by id), after `after`:
  * a keyset scan of the (organization, [status,] created_at, id) index. The position is a row comparison, which PostgreSQL uses as the index scan's start; the
@@ -114,7 +119,7 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
   // planner cannot cost a generic plan and re-plans every execution (measured with
   // auto_explain: a custom plan each time); written in, the prepared statement keeps a
   // generic plan. At most 100 texts, one per limit, and only from a checked integer.
-  if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`)
+  checkLimit(options.limit)
   // `limit + 1` rows tell whether there is a next page; the counts are computed for the
   // first `limit` only. The page is joined to one row of what the statement could see
   // (SYNC_POINT, for the walk's sync token), so that an empty page has it too, from the
@@ -152,16 +157,14 @@ export interface StatementPoint { snapshot: string, generation: number }
  */
 const SYNC_POINT = PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation`
 
-export interface SyncPage {
+/** A sync page, with what its statement could see (StatementPoint). */
+export interface SyncPage extends StatementPoint {
   /** Jobs changed since the token and still the organization's, by id. */
   jobs: JobWithStats[]
   /** Jobs changed since the token and no longer the organization's. */
   deletedIds: string[]
   /** The id of the last job or deleted id of the page, when there are more. */
   nextAfter: string | undefined
-  /** What this page's statement could see, and the log's generation. */
-  snapshot: string
-  generation: number
   /** The change log no longer reaches back to the token, or was expired since: it cannot be answered exactly. */
   expired: boolean
 }
@@ -175,9 +178,9 @@ export interface SyncPage {
  * marked `collapsed` stands for several transactions up to its own; it counts as changed
  * unless the snapshot's xmin is above it (migration 20261125140000_job_changes).
  */
-export async function syncPage (prisma: Prisma, organizationId: string, options: { since: { snapshot: string, generation: number }, limit: number, after?: string }): Promise<SyncPage> {
+export async function syncPage (prisma: Prisma, organizationId: string, options: { since: StatementPoint, limit: number, after?: string }): Promise<SyncPage> {
   const { since, after } = options
-  if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, got ${options.limit}`)
+  checkLimit(options.limit)
   const afterLog = after !== undefined ? PrismaSql.sql`AND c.job_id > ${after}::uuid` : PrismaSql.empty
   const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
   const rows = await prisma.$queryRaw<Array<Nullable<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean }>>`
