@@ -18,6 +18,10 @@ import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 
 const { app, prisma, db } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0' } })
 const DELTAS = '20261123200000_summary_deltas'
+const SCORES = '20261125180000_scores_representable'
+const SCORES_VALIDATE = '20261125180100_scores_representable_validate'
+/** The smallest normal double: below it (but for 0), scores are refused. */
+const MIN_NORMAL = 2.2250738585072014e-308
 const at = (iso: string): Date => new Date(iso)
 const started = at('1899-01-01T00:00:00Z')
 const clean = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
@@ -30,6 +34,19 @@ async function failure (promise: Promise<unknown>): Promise<string> {
     return `${(error as Error).message} ${JSON.stringify(error)}`
   }
   return 'no error'
+}
+
+/** An embedded database migrated up to (not including) `first`, with every migration's name. */
+async function migratedBefore (t: { teardown: (fn: () => unknown) => void }, first: string): Promise<{ pglite: PGlite, names: string[] }> {
+  const before = await mkdtemp(join(tmpdir(), 'screening-migrations-'))
+  t.teardown(() => rm(before, { recursive: true, force: true }))
+  await cp(migrationsDir, before, { recursive: true })
+  const names = (await readdir(before)).filter(n => /^\d{14}_/.test(n)).sort()
+  for (const name of names.filter(n => n >= first)) await rm(join(before, name), { recursive: true })
+  const pglite = new PGlite()
+  t.teardown(() => pglite.close())
+  await applyMigrations(new PrismaPGlite(pglite), before)
+  return { pglite, names }
 }
 
 t.test('a job\'s id cannot change: refused, and its figures stay as they were', async t => {
@@ -115,15 +132,52 @@ t.test('averages are exact to the stored doubles (17 significant digits), whatev
   t.same((await verifyScreenStats(prisma)).drift, clean)
 })
 
+t.test('a subnormal score is refused by a CHECK; means of the smallest normal one are answered', async t => {
+  const tenant = await createTenant(prisma)
+  const job = await createJob(prisma, tenant)
+  const completedAt = at('2026-03-04T12:00:00Z')
+  const startedAt = at('2026-03-01T00:00:00Z')
+  for (const value of [Number.MIN_VALUE, 1e-310, MIN_NORMAL / 2]) {
+    const message = await failure(prisma.$executeRaw`INSERT INTO screens (job_id, status, score, started_at, completed_at) VALUES (${job.id}::uuid, 'completed', ${value}::float8, ${startedAt}, ${completedAt})`)
+    t.match(message, /screens_score_representable/, `${value}: ${message.slice(0, 160)}`)
+  }
+  await createScreens(prisma, job.id, [MIN_NORMAL, 0, 0].map(score => ({ status: 'completed' as const, score, completedAt, startedAt })))
+  const message = await failure(prisma.$executeRaw`UPDATE screens SET score = ${Number.MIN_VALUE}::float8 WHERE job_id = ${job.id}::uuid`)
+  t.match(message, /screens_score_representable/, 'nor can an update put one there')
+  // The mean, a third of the smallest normal double, is itself subnormal: answered, not a 500.
+  const want = MIN_NORMAL / 3
+  for (const fold of [false, true]) {
+    if (fold) await foldScreenStats(prisma)
+    const got = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
+    t.equal(got.statusCode, 200)
+    t.equal(got.json().average_score, want, `get job (${fold ? 'folded' : 'in deltas'})`)
+    const weeks = await app.inject({ url: `/api/jobs/${job.id}/analytics`, headers: tenant.auth })
+    t.same(weeks.json().average_score_by_week, [{ week: '2026-03-02', count: 3, average_score: want }], 'analytics')
+    t.equal((await app.inject({ url: '/api/jobs', headers: tenant.auth })).statusCode, 200, 'the list')
+  }
+  t.same((await verifyScreenStats(prisma)).drift, clean)
+})
+
+t.test(`the migration ${SCORES} stops on subnormal scores already present, saying which`, async t => {
+  const { pglite, names } = await migratedBefore(t, SCORES)
+  const old = embeddedDatabase(pglite)
+  const tenant = await createTenant(old.prisma)
+  const job = await createJob(old.prisma, tenant)
+  // Before this release, a mean of it with zeros answered 500 (out of range for type double precision).
+  await createScreens(old.prisma, job.id, [Number.MIN_VALUE, 0, 0].map(score => ({ status: 'completed' as const, score, completedAt: at('2026-03-04T12:00:00Z'), startedAt: at('2026-03-01T00:00:00Z') })))
+  const message = await failure(applyMigrations(new PrismaPGlite(pglite)))
+  t.match(message, /1 screen\(s\) have a subnormal score/, message.slice(0, 300))
+  t.match(message, /SET score = 0/, 'the hint says how to correct them')
+  await old.prisma.$executeRaw`UPDATE screens SET score = 0 WHERE job_id = ${job.id}::uuid AND score > 0`
+  await old.prisma.$executeRawUnsafe(`DELETE FROM _prisma_migrations WHERE migration_name = '${SCORES_VALIDATE}' AND finished_at IS NULL`)
+  t.same(await applyMigrations(new PrismaPGlite(pglite)), names.filter(n => n >= SCORES_VALIDATE))
+  t.same((await verifyScreenStats(old.prisma)).drift, clean, 'the summaries stay exact')
+  const found = await findJob(old.prisma, tenant.organizationId, job.id)
+  t.equal(found?.averageScore, 0)
+})
+
 t.test(`the migration ${DELTAS} stops on completion times it cannot place, saying which`, async t => {
-  const before = await mkdtemp(join(tmpdir(), 'screening-migrations-'))
-  t.teardown(() => rm(before, { recursive: true, force: true }))
-  await cp(migrationsDir, before, { recursive: true })
-  const names = (await readdir(before)).filter(n => /^\d{14}_/.test(n)).sort()
-  for (const name of names.filter(n => n >= DELTAS)) await rm(join(before, name), { recursive: true })
-  const pglite = new PGlite()
-  t.teardown(() => pglite.close())
-  await applyMigrations(new PrismaPGlite(pglite), before)
+  const { pglite, names } = await migratedBefore(t, DELTAS)
   const old = embeddedDatabase(pglite)
   const tenant = await createTenant(old.prisma)
   const job = await createJob(old.prisma, tenant)

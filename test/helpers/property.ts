@@ -22,3 +22,15 @@ export async function checkProperty<T> (t: Comments, name: string, arbitrary: fc
  */
 export const closeEnough = (a: number | null, b: number | null): boolean =>
   a === b || (a !== null && b !== null && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)))
+
+/** The smallest normal double. */
+export const MIN_NORMAL_DOUBLE = 2.2250738585072014e-308
+
+/**
+ * A score the schema accepts: 0 to 100, never subnormal (screens_score_representable), the
+ * edges included. A subnormal one drawn is 0.
+ */
+export const storableScore: fc.Arbitrary<number> = fc.oneof(
+  { weight: 6, arbitrary: fc.double({ min: 0, max: 100, noNaN: true }).map(x => x < MIN_NORMAL_DOUBLE ? 0 : x) },
+  { weight: 1, arbitrary: fc.constantFrom(0, 100, MIN_NORMAL_DOUBLE) }
+)

@@ -3,7 +3,7 @@ import t from 'tap'
 import type { ScreenStatus } from '../../src/generated/prisma/enums.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
-import { checkProperty, closeEnough } from '../helpers/property.js'
+import { checkProperty, closeEnough, storableScore } from '../helpers/property.js'
 import { refusedAsReadDifferently } from '../helpers/time-zones.js'
 
 // Random screens over several years, a random IANA zone and a random range: the API must
@@ -18,7 +18,7 @@ const MAX = Date.parse('2026-12-31T00:00:00Z')
 const arb = fc.record({
   screens: fc.array(fc.record({
     status: fc.constantFrom<ScreenStatus>('completed', 'completed', 'in_progress', 'expired'),
-    score: fc.option(fc.double({ min: 0, max: 100, noNaN: true }), { nil: null, freq: 3 }),
+    score: fc.option(storableScore, { nil: null, freq: 3 }),
     // Most completions near week boundaries (Sunday evening to Monday morning UTC), where bugs live.
     completedAt: fc.oneof(
       fc.integer({ min: MIN, max: MAX }),

@@ -4,7 +4,7 @@ import t from 'tap'
 import type { JobStatus, ScreenStatus } from '../../src/generated/prisma/enums.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant, type Tenant } from '../helpers/fixtures.js'
-import { checkProperty, closeEnough } from '../helpers/property.js'
+import { checkProperty, closeEnough, storableScore } from '../helpers/property.js'
 
 // Random organizations, jobs, questions and screens; every job fetched through the API must
 // equal a computation in plain TypeScript over the generated data, the other organization's
@@ -15,7 +15,7 @@ const { app, prisma } = await buildTestApp(t)
 
 const screenArb = fc.record({
   status: fc.constantFrom<ScreenStatus>('completed', 'in_progress', 'expired'),
-  score: fc.option(fc.double({ min: 0, max: 100, noNaN: true }), { nil: null }),
+  score: fc.option(storableScore, { nil: null }),
   completedAt: fc.date({ min: new Date('2024-01-01T00:00:00Z'), max: new Date('2026-12-31T00:00:00Z'), noInvalidDate: true }),
 })
 const jobArb = fc.record({

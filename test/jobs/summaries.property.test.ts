@@ -7,7 +7,7 @@ import type { ScreenStatus } from '../../src/generated/prisma/enums.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { onReadAnalytics, onReadJobStats } from '../helpers/on-read.js'
-import { checkProperty } from '../helpers/property.js'
+import { checkProperty, storableScore } from '../helpers/property.js'
 import { refusedAsReadDifferently } from '../helpers/time-zones.js'
 
 // The summaries that triggers keep (issue 13) against the screens themselves: random jobs
@@ -38,7 +38,7 @@ const instant = fc.oneof(
     .map(([week, offset]) => Date.parse('1975-01-06T00:00:00Z') + week * 7 * 86_400_000 + offset)
 )
 // Scores with few and with many digits, and the bounds.
-const score = fc.option(fc.oneof(fc.double({ min: 0, max: 100, noNaN: true }), fc.integer({ min: 0, max: 1000 }).map(n => n / 10), fc.constantFrom(0, 100)), { nil: null, freq: 4 })
+const score = fc.option(fc.oneof(storableScore, fc.integer({ min: 0, max: 1000 }).map(n => n / 10), fc.constantFrom(0, 100)), { nil: null, freq: 4 })
 const screen = fc.record({ status: fc.constantFrom(...STATUSES), score, completedAt: instant })
 
 const op = fc.oneof(
