@@ -22,6 +22,7 @@ t.test('constraints live in the database', async t => {
   await rejects('a completed screen without completion time', `INSERT INTO screens (job_id, status) VALUES ('${job.id}', 'completed')`)
   await rejects('a completion before the start', `INSERT INTO screens (job_id, status, started_at, completed_at) VALUES ('${job.id}', 'completed', now(), now() - interval '1 day')`)
   await rejects('a score above 100', `INSERT INTO screens (job_id, status, completed_at, started_at, score) VALUES ('${job.id}', 'completed', now(), now(), 100.5)`)
+  await rejects('a subnormal score', `INSERT INTO screens (job_id, status, completed_at, started_at, score) VALUES ('${job.id}', 'completed', now(), now(), '5e-324'::float8)`, /screens_score_representable/)
   await rejects('an unknown screen status', `INSERT INTO screens (job_id, status) VALUES ('${job.id}', 'paused')`, /invalid input value for enum|22P02/)
   await rejects('a screen of a missing job', 'INSERT INTO screens (job_id, status) VALUES (gen_random_uuid(), \'in_progress\')', /foreign key|23503/)
   await rejects('a short share token', `UPDATE jobs SET share_token = 'abc' WHERE id = '${job.id}'`)
