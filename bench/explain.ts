@@ -2,6 +2,7 @@
 // timing, for a job with 100,000 screens in a table of 1,000,000, vacuumed as autovacuum
 // would leave it (the visibility map is what makes index-only scans pay).
 // Needs a server: TEST_DATABASE_URL=postgresql://…/db (a throwaway database is made beside it).
+import { clientReader } from '../src/db/rows.js'
 import { findJob, jobAnalytics, listJobs } from '../src/jobs/repository.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 import { createJob, createTenant } from '../test/helpers/fixtures.js'
@@ -35,10 +36,10 @@ try {
   ;(prisma as unknown as { $on: (e: 'query', cb: (e: { query: string, params: string }) => void) => void }).$on('query', e => { captured.push({ query: e.query, params: JSON.parse(e.params) as unknown[] }) })
 
   const calls: Array<[string, () => Promise<unknown>]> = [
-    ['getJob: findJob', () => findJob(prisma, acme.organizationId, big.id)],
-    ['analytics: UTC, whole history', () => jobAnalytics(prisma, acme.organizationId, big.id, { tz: 'UTC' })],
-    ['analytics: Europe/Berlin, 12-week range', () => jobAnalytics(prisma, acme.organizationId, big.id, { tz: 'Europe/Berlin', weeks: { first: '2025-06-02', last: '2025-08-18' } })],
-    ['listJobs: first page of 20', () => listJobs(prisma, acme.organizationId, { limit: 20 })],
+    ['getJob: findJob', () => findJob(clientReader(prisma), acme.organizationId, big.id)],
+    ['analytics: UTC, whole history', () => jobAnalytics(clientReader(prisma), acme.organizationId, big.id, { tz: 'UTC' })],
+    ['analytics: Europe/Berlin, 12-week range', () => jobAnalytics(clientReader(prisma), acme.organizationId, big.id, { tz: 'Europe/Berlin', weeks: { first: '2025-06-02', last: '2025-08-18' } })],
+    ['listJobs: first page of 20', () => listJobs(clientReader(prisma), acme.organizationId, { limit: 20 })],
   ]
   for (const [name, call] of calls) {
     captured.length = 0

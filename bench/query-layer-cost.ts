@@ -9,6 +9,7 @@
 import pg from 'pg'
 import { openServerDatabase } from '../src/db/database.js'
 import { statementName } from '../src/db/statement-names.js'
+import { clientReader } from '../src/db/rows.js'
 import { findJob } from '../src/jobs/repository.js'
 import { createTestDatabase } from '../test/helpers/database.js'
 import { createJob, createScreens, createTenant } from '../test/helpers/fixtures.js'
@@ -27,7 +28,7 @@ await createScreens(test.prisma, job.id, Array.from({ length: 200 }, (_, i) => (
 const logged = openServerDatabase(test.apiUrl, settings, { logQueries: true })
 let sql = ''
 ;(logged.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sql = e.query })
-await findJob(logged.prisma, tenant.organizationId, job.id)
+await findJob(clientReader(logged.prisma), tenant.organizationId, job.id)
 await logged.close()
 
 const db = openServerDatabase(test.apiUrl, settings)
@@ -36,7 +37,7 @@ const pool = new pg.Pool({ connectionString: test.apiUrl, max: 1 })
 const args = [job.id, tenant.organizationId]
 const argTypes = args.map(() => ({ scalarType: 'string', arity: 'scalar' })) as Parameters<typeof adapter.queryRaw>[0]['argTypes']
 const layers: Array<[string, () => Promise<unknown>]> = [
-  ['Prisma client ($queryRaw)', async () => await findJob(db.prisma, tenant.organizationId, job.id)],
+  ['Prisma client ($queryRaw)', async () => await findJob(clientReader(db.prisma), tenant.organizationId, job.id)],
   ['Prisma driver adapter (queryRaw)', async () => await adapter.queryRaw({ sql, args, argTypes })],
   ['node-postgres, named statement', async () => await pool.query({ name: statementName(sql), text: sql, values: args })],
 ]

@@ -11,6 +11,7 @@ import { PrismaClient } from '../generated/prisma/client.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
 import { disconnect, displayName, replicaFailed, ReplicaSet, type ReplicaState, type ReplicaWatcher } from './replicas.js'
+import { adapterReader, clientReader, type SqlReader } from './rows.js'
 import { statementName } from './statement-names.js'
 
 export type Prisma = PrismaClient
@@ -31,7 +32,7 @@ export interface Database {
    * (unreachable, closed, cancelled by replay) is taken out and the read run on the next
    * one or the primary, within the same request.
    */
-  read: <T>(query: (prisma: PrismaClient) => Promise<T>) => Promise<T>
+  read: <T>(query: (reader: SqlReader) => Promise<T>) => Promise<T>
   /** The replicas and their state at the last check; empty without replicas. */
   replicas: () => ReplicaState[]
   /** Calls `watcher` on every change of a replica's state (see ReplicaSet.watch); returns the unsubscriber. */
@@ -43,9 +44,13 @@ export interface Database {
 type PoolConfig = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECTION_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS' | 'DB_STATEMENT_TIMEOUT_MS'>
 
 export interface ClientOptions {
-  /** Emit Prisma's query events (tests read the SQL). */
+  /** Emit Prisma's query events (tests read the SQL): the reads too go through the client then. */
   logQueries?: boolean
 }
+
+/** The reads' path: Prisma's driver adapter, or its client where tests count the client's query events. */
+const readerOf = (adapterFactory: SqlDriverAdapterFactory, prisma: PrismaClient, options: ClientOptions): SqlReader =>
+  options.logQueries === true ? clientReader(prisma) : adapterReader(async () => await adapterFactory.connect())
 
 function client (adapter: SqlDriverAdapterFactory, options: ClientOptions): PrismaClient {
   return new PrismaClient({ adapter, ...(options.logQueries === true ? { log: [{ emit: 'event', level: 'query' }] } : {}) })
@@ -68,7 +73,8 @@ function serverClient (url: string, pool: PoolConfig, applicationName: string, o
   // listener the error would end the process.
   pgPool.on('error', () => {})
   const adapterFactory = new PrismaPg(pgPool, { statementNameGenerator: query => statementName(query.sql), disposeExternalPool: true })
-  return { pgPool, adapterFactory, prisma: client(adapterFactory, options) }
+  const prisma = client(adapterFactory, options)
+  return { pgPool, adapterFactory, prisma, reader: readerOf(adapterFactory, prisma, options) }
 }
 
 const poolStats = (name: string, p: pg.Pool): PoolStats => ({ pool: name, total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount })
@@ -83,8 +89,8 @@ const poolStats = (name: string, p: pg.Pool): PoolStats => ({ pool: name, total:
 export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[], listenUrl?: string } = {}): Database {
   const primary = serverClient(url, config, 'screening-read-api', options)
   const replicaSet = new ReplicaSet((options.replicaUrls ?? []).map(replicaUrl => {
-    const { pgPool, prisma } = serverClient(replicaUrl, config, 'screening-read-api:replica', options)
-    return { name: displayName(replicaUrl), pool: pgPool, prisma }
+    const { pgPool, prisma, reader } = serverClient(replicaUrl, config, 'screening-read-api:replica', options)
+    return { name: displayName(replicaUrl), pool: pgPool, prisma, reader }
   }), { primary: primary.pgPool, maxLagMs: config.REPLICA_MAX_LAG_MS ?? 5000, checkIntervalMs: config.REPLICA_CHECK_INTERVAL_MS ?? 1000 })
   replicaSet.start()
   return {
@@ -98,13 +104,13 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
     read: async query => {
       for (const replica of replicaSet.usable()) {
         try {
-          return await query(replica.prisma)
+          return await query(replica.reader)
         } catch (error) {
           if (!replicaFailed(error)) throw error
           replicaSet.markDown(replica)
         }
       }
-      return await query(primary.prisma)
+      return await query(primary.reader)
     },
     replicas: () => replicaSet.states(),
     watchReplicas: watcher => replicaSet.watch(watcher),
@@ -120,6 +126,7 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
 export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): Database {
   const adapterFactory = new PrismaPGlite(pglite)
   const prisma = client(adapterFactory, options)
+  const reader = readerOf(adapterFactory, prisma, options)
   return {
     prisma,
     kind: 'embedded',
@@ -129,7 +136,7 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
       handlers.onState(true)
       return { close: unlisten }
     },
-    read: async query => await query(prisma),
+    read: async query => await query(reader),
     replicas: () => [],
     watchReplicas: () => () => {},
     pools: () => [],

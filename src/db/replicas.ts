@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { PrismaClient } from '../generated/prisma/client.js'
+import type { SqlReader } from './rows.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 
 // Read replicas, with a health and lag check of our own. Prisma's read-replicas extension
@@ -11,6 +12,8 @@ export interface ReplicaClient {
   name: string
   pool: pg.Pool
   prisma: PrismaClient
+  /** The reads' path to it (rows.ts). */
+  reader: SqlReader
 }
 
 export type ReplicaStatus = 'unknown' | 'up' | 'lagging' | 'down'

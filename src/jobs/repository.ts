@@ -1,4 +1,4 @@
-import type { Prisma } from '../db/database.js'
+import type { SqlReader } from '../db/rows.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { databaseOffsets } from './zone-agreement.js'
@@ -82,9 +82,9 @@ function withStats ({ questionCount, interviewCount, averageScore, ...job }: Job
 }
 
 /** A job with its counts; null when not the caller's. */
-export async function findJob (prisma: Prisma, organizationId: string, jobId: string): Promise<JobWithStats | null> {
-  const rows = await prisma.$queryRaw<JobWithStatsRow[]>`${jobsWithStats(PrismaSql.sql`jobs`)}
-    WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`
+export async function findJob (reader: SqlReader, organizationId: string, jobId: string): Promise<JobWithStats | null> {
+  const rows = await reader.rows<JobWithStatsRow[]>(PrismaSql.sql`${jobsWithStats(PrismaSql.sql`jobs`)}
+    WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
   return rows[0] === undefined ? null : withStats(rows[0])
 }
 
@@ -113,7 +113,7 @@ function checkLimit (limit: number): void {
  * equivalent `created_at < t OR (created_at = t AND id < i)` is only a filter, so page n
  * read and dropped the n - 1 pages before it (measured: 380 rows dropped on page 20).
  */
-export async function listJobs (prisma: Prisma, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean } & StatementPoint> {
+export async function listJobs (reader: SqlReader, organizationId: string, options: { limit: number, status?: JobStatus, after?: JobPosition }): Promise<{ jobs: JobWithStats[], hasMore: boolean } & StatementPoint> {
   const { after, status } = options
   // The limit is written into the statement rather than bound: with a bound LIMIT the
   // planner cannot cost a generic plan and re-plans every execution (measured with
@@ -124,7 +124,7 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
   // first `limit` only. The page is joined to one row of what the statement could see
   // (SYNC_POINT, for the walk's sync token), so that an empty page has it too, from the
   // same snapshot as its (absent) rows.
-  const rows = await prisma.$queryRaw<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number }>>`
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number }>>(PrismaSql.sql`
     WITH page AS (
       SELECT * FROM jobs j
       WHERE j.organization_id = ${organizationId}::uuid
@@ -139,7 +139,7 @@ export async function listJobs (prisma: Prisma, organizationId: string, options:
         PrismaSql.sql`, j.more AS "hasMore"`
       )}
     ) r ON true
-    ORDER BY r."createdAt" DESC, r.id DESC`
+    ORDER BY r."createdAt" DESC, r.id DESC`)
   const { snapshot, generation } = rows[0]!
   const listed = rows.filter((row): row is JobWithStatsRow & { hasMore: boolean, snapshot: string, generation: number } => row.id !== null)
   return { jobs: listed.map(({ hasMore: _, snapshot: __, generation: ___, ...row }) => withStats(row)), hasMore: listed[0]?.hasMore ?? false, snapshot, generation }
@@ -178,12 +178,12 @@ export interface SyncPage extends StatementPoint {
  * marked `collapsed` stands for several transactions up to its own; it counts as changed
  * unless the snapshot's xmin is above it (migration 20261125140000_job_changes).
  */
-export async function syncPage (prisma: Prisma, organizationId: string, options: { since: StatementPoint, limit: number, after?: string }): Promise<SyncPage> {
+export async function syncPage (reader: SqlReader, organizationId: string, options: { since: StatementPoint, limit: number, after?: string }): Promise<SyncPage> {
   const { since, after } = options
   checkLimit(options.limit)
   const afterLog = after !== undefined ? PrismaSql.sql`AND c.job_id > ${after}::uuid` : PrismaSql.empty
   const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
-  const rows = await prisma.$queryRaw<Array<Nullable<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean }>>`
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean }>>(PrismaSql.sql`
     WITH token AS (SELECT ${since.snapshot}::pg_snapshot AS s),
     -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
     -- every second), the organization's jobs may be many.
@@ -211,7 +211,7 @@ export async function syncPage (prisma: Prisma, organizationId: string, options:
         PrismaSql.sql`, j.changed_id AS "changedId"`
       )}
     ) r ON true
-    ORDER BY r."changedId"`
+    ORDER BY r."changedId"`)
   const meta = rows[0]!
   const listed = rows.filter(row => row.changedId !== null)
   return {
@@ -287,7 +287,7 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  * job that is not the caller's. With `probe`, the statement also reads the zone's offsets
  * (zone-agreement.ts), returned with the figures.
  */
-export async function jobAnalytics (prisma: Prisma, organizationId: string, jobId: string, options: { tz: string, name?: string, weeks?: WeekRange, probe?: boolean, screensReadMax?: number }): Promise<(VersionedAnalyticsRows & { offsets?: string }) | null> {
+export async function jobAnalytics (reader: SqlReader, organizationId: string, jobId: string, options: { tz: string, name?: string, weeks?: WeekRange, probe?: boolean, screensReadMax?: number }): Promise<(VersionedAnalyticsRows & { offsets?: string }) | null> {
   const { tz, name = tz, weeks, probe = false } = options
   // Up to `screensReadMax` completed screens (none by default), the weekly bins are computed
   // from the screens (an index-only range scan, as the on-read baseline does) rather than
@@ -302,7 +302,7 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
   // One row, the bins as one JSON array of [week, count, average]: each row of a raw result
   // costs Prisma more than its bytes, and a JSON value is parsed natively where PostgreSQL
   // arrays are parsed character by character (measured: 7% of an analytics request's CPU).
-  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: Array<[string, number, number | null]> | null, offsets: string | null }>>`
+  const rows = await reader.rows<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: Array<[string, number, number | null]> | null, offsets: string | null }>>(PrismaSql.sql`
     SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
            CASE WHEN j.id IS NOT NULL THEN job_weekly_bins(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp, st.completed, ${screensReadMax}::int) END AS bins,
            zone_check.offsets
@@ -313,7 +313,7 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
              coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
       FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
     ) st ON true
-    WHERE zone_check.local_now IS NOT NULL`
+    WHERE zone_check.local_now IS NOT NULL`)
   const row = rows[0]
   if (row === undefined || row.job_id === null) return null
   return {
@@ -329,12 +329,12 @@ export async function jobAnalytics (prisma: Prisma, organizationId: string, jobI
  * index read of at most 8 rows. Null when the job is not the caller's. The zone's name is
  * checked as jobAnalytics checks it, so that a name PostgreSQL does not know is a 400 here too.
  */
-export async function analyticsVersion (prisma: Prisma, organizationId: string, jobId: string, name: string): Promise<string | null> {
-  const rows = await prisma.$queryRaw<Array<{ job_id: string | null, version: string }>>`
+export async function analyticsVersion (reader: SqlReader, organizationId: string, jobId: string, name: string): Promise<string | null> {
+  const rows = await reader.rows<Array<{ job_id: string | null, version: string }>>(PrismaSql.sql`
     SELECT j.id AS job_id, ${SUMMARY_VERSION} AS version
     FROM (SELECT now() AT TIME ZONE ${name} AS local_now) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
-    WHERE zone_check.local_now IS NOT NULL`
+    WHERE zone_check.local_now IS NOT NULL`)
   const row = rows[0]
   return row === undefined || row.job_id === null ? null : row.version
 }

@@ -70,7 +70,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       },
     },
   }, async (request): Promise<Job> => {
-    const found = await app.database.read(async prisma => await findJob(prisma, request.caller.organization.id, request.params.jobId))
+    const found = await app.database.read(async reader => await findJob(reader, request.caller.organization.id, request.params.jobId))
     if (found === null) throw jobNotFound()
     return presentJob(found)
   })
@@ -122,7 +122,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const zoneChecked = (error: unknown): never => { throw isUnknownTimeZone(error) ? unknownToDatabase(tz) : error }
     const conditional = request.headers['if-none-match']
     if (conditional !== undefined) {
-      const current = await app.database.read(async prisma => await analyticsVersion(prisma, organizationId, jobId, tz)).catch(zoneChecked)
+      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId, tz)).catch(zoneChecked)
       if (current === null) throw jobNotFound()
       const etag = etagAt(current)
       if (ifNoneMatchMatches(conditional, etag)) return notModified(reply, etag)
@@ -130,7 +130,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     // The first answer in a zone also compares the database's reading of it with the
     // runtime's, in the same statement; UTC needs no comparison.
     const probe = zone !== 'UTC' && !zoneComparisons.has(zone)
-    const rows = await app.database.read(async prisma => await jobAnalytics(prisma, organizationId, jobId, { tz: zone, name: tz, ...weeks, probe, screensReadMax })).catch(zoneChecked)
+    const rows = await app.database.read(async reader => await jobAnalytics(reader, organizationId, jobId, { tz: zone, name: tz, ...weeks, probe, screensReadMax })).catch(zoneChecked)
     if (rows === null) throw jobNotFound()
     if (rows.offsets !== undefined) {
       const difference = firstDifference(zone, rows.offsets)
@@ -179,7 +179,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this listing (altered, or made for another organization or status filter)' }])
     }
     const after = resumed?.position
-    const page = await app.database.read(async prisma => await listJobs(prisma, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) }))
+    const page = await app.database.read(async reader => await listJobs(reader, organizationId, { limit, ...(status !== undefined ? { status } : {}), ...(after !== undefined ? { after } : {}) }))
     const last = page.jobs.at(-1)?.job
     // The point of the walk's sync token, only for a walk of every job (a filtered walk does
     // not make a mirror).

@@ -41,7 +41,7 @@ export async function syncJobsPage (database: Database, tokens: SyncTokens, requ
   if (cursor !== undefined && resumed === undefined) {
     throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this sync (altered, or made for another organization or sync token)' }])
   }
-  const page = await database.read(async prisma => await syncPage(prisma, organizationId, {
+  const page = await database.read(async reader => await syncPage(reader, organizationId, {
     since: { snapshot: snapshotText(since.seen), generation: since.generation },
     limit,
     ...(resumed !== undefined ? { after: resumed.after } : {}),

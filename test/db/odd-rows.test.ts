@@ -11,6 +11,7 @@ import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
 import { findJob } from '../../src/jobs/repository.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { clientReader } from '../../src/db/rows.js'
 
 // Rows nobody here chose (issue 21): a job whose id changes, completion times the summaries
 // cannot place, scores that need 17 digits, and a migration that needs a lock while a long
@@ -57,10 +58,10 @@ t.test('a job\'s id cannot change: refused, and its figures stay as they were', 
     { status: 'in_progress' },
   ])
   await foldScreenStats(prisma)
-  const before = await findJob(prisma, tenant.organizationId, job.id)
+  const before = await findJob(clientReader(prisma), tenant.organizationId, job.id)
   const message = await failure(prisma.$executeRaw`UPDATE jobs SET id = gen_random_uuid() WHERE id = ${job.id}::uuid`)
   t.match(message, /the id of job .* cannot change/, message.slice(0, 200))
-  t.same(await findJob(prisma, tenant.organizationId, job.id), before, 'the job and its figures are unchanged')
+  t.same(await findJob(clientReader(prisma), tenant.organizationId, job.id), before, 'the job and its figures are unchanged')
   t.same((await verifyScreenStats(prisma)).drift, clean)
   t.equal(await prisma.$executeRaw`UPDATE jobs SET title = 'renamed' WHERE id = ${job.id}::uuid`, 1, 'other columns still change')
 })
@@ -172,7 +173,7 @@ t.test(`the migration ${SCORES} stops on subnormal scores already present, sayin
   await old.prisma.$executeRawUnsafe(`DELETE FROM _prisma_migrations WHERE migration_name = '${SCORES_VALIDATE}' AND finished_at IS NULL`)
   t.same(await applyMigrations(new PrismaPGlite(pglite)), names.filter(n => n >= SCORES_VALIDATE))
   t.same((await verifyScreenStats(old.prisma)).drift, clean, 'the summaries stay exact')
-  const found = await findJob(old.prisma, tenant.organizationId, job.id)
+  const found = await findJob(clientReader(old.prisma), tenant.organizationId, job.id)
   t.equal(found?.averageScore, 0)
 })
 
