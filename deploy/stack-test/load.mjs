@@ -1,9 +1,10 @@
-// The stack test's clients, through the proxy, until SIGTERM or SIGINT (at most --max 300 s):
-// keep-alive connections and connections opened anew for every request, cycling over a job,
-// its analytics and the list, with each of the keys given. Prints the counts by status and
-// exits 1 on any failed request: a status other than 200, 304, 403 or 404, a connection
-// error or a timeout.
+// The stack test's clients, through the proxy, until SIGTERM or SIGINT (at most 300 s):
+// keep-alive connections (autocannon) and connections opened anew for every request, cycling
+// over jobs, their analytics and the list, with each of the keys given. Prints the counts by
+// status and exits 1 on any failed request: a status other than 200, 304, 403 or 404, a
+// connection error or a timeout.
 //   STACK_URL=http://127.0.0.1:3000 STACK_KEYS=k1,k2 STACK_JOBS=id1,id2 node load.mjs PHASE
+import http from 'node:http'
 import autocannon from 'autocannon'
 
 const phase = process.argv[2] ?? 'load'
@@ -12,6 +13,8 @@ const keys = (process.env.STACK_KEYS ?? '').split(',').filter(Boolean)
 const jobs = (process.env.STACK_JOBS ?? '').split(',').filter(Boolean)
 if (keys.length === 0 || jobs.length === 0) throw new Error('set STACK_KEYS and STACK_JOBS')
 const ok = new Set([200, 304, 403, 404])
+const timeoutS = 10
+const maxMs = 300_000
 
 const requests = keys.flatMap(key => {
   const headers = { authorization: `Bearer ${key}` }
@@ -21,13 +24,44 @@ const requests = keys.flatMap(key => {
     { method: 'GET', path: '/api/jobs?limit=20', headers },
   ])
 })
-const common = { url, requests, duration: 300, timeout: 10 }
-const runs = {
-  'keep-alive': autocannon({ ...common, connections: 4 }),
-  // reconnectRate 1: a new connection for every request.
-  'new connections': autocannon({ ...common, connections: 2, reconnectRate: 1 }),
+
+// { stop(), done: Promise<{ statusCodeStats, errors (timeouts included, as autocannon counts), timeouts }> }
+function keepAlive (connections) {
+  const run = autocannon({ url, requests, connections, duration: maxMs / 1000, timeout: timeoutS })
+  return { stop: () => run.stop(), done: new Promise(resolve => run.once('done', resolve)) }
 }
 
+// A new connection for every request (no agent: Connection: close). autocannon's own way,
+// reconnectRate 1, counts no response at all (autocannon 9).
+function newConnections (workers) {
+  const result = { statusCodeStats: {}, errors: 0, timeouts: 0 }
+  const state = { stopped: false }
+  const one = request => new Promise(resolve => {
+    let settled = false
+    const settle = status => {
+      if (settled) return
+      settled = true
+      if (status === undefined) result.errors++
+      else result.statusCodeStats[status] = { count: (result.statusCodeStats[status]?.count ?? 0) + 1 }
+      resolve()
+    }
+    const req = http.get(new URL(request.path, url), { agent: false, headers: request.headers, timeout: timeoutS * 1000 }, res => {
+      res.on('error', () => settle())
+      res.on('end', () => settle(res.statusCode))
+      res.resume()
+    })
+    req.on('timeout', () => { result.timeouts++; req.destroy(new Error('timeout')) })
+    req.on('error', () => settle())
+  })
+  const worker = async offset => {
+    for (let i = offset; !state.stopped; i++) await one(requests[i % requests.length])
+  }
+  const timer = setTimeout(() => { state.stopped = true }, maxMs)
+  const done = Promise.all(Array.from({ length: workers }, (_, i) => worker(i))).then(() => { clearTimeout(timer); return result })
+  return { stop: () => { state.stopped = true }, done }
+}
+
+const runs = { 'keep-alive': keepAlive(4), 'new connections': newConnections(2) }
 const stop = () => { for (const run of Object.values(runs)) run.stop() }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
@@ -35,8 +69,8 @@ process.once('SIGINT', stop)
 let failed = 0
 let total = 0
 for (const [name, run] of Object.entries(runs)) {
-  const result = await new Promise(resolve => run.once('done', resolve))
-  const byStatus = Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [Number(code), Number(count)])
+  const result = await run.done
+  const byStatus = Object.entries(result.statusCodeStats).map(([code, { count }]) => [Number(code), Number(count)])
   const bad = byStatus.filter(([code]) => !ok.has(code)).reduce((sum, [, count]) => sum + count, 0) + result.errors
   const done = byStatus.reduce((sum, [, count]) => sum + count, 0) + result.errors
   failed += bad

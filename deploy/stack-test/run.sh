@@ -11,7 +11,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 export COMPOSE_PROJECT_NAME=screening-stacktest
-export STACK_TEST_PG_PORT=${STACK_TEST_PG_PORT:-55432}
+# The primary's loopback port: a free one below the ephemeral range (32768-60999 on Linux),
+# where a client socket of another process could take it between this check and compose up.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+if [ -z "${STACK_TEST_PG_PORT:-}" ]; then
+  for STACK_TEST_PG_PORT in $(seq 25432 25532); do port_free "$STACK_TEST_PG_PORT" && break; done
+fi
+export STACK_TEST_PG_PORT
 POSTGRES_PASSWORD=$(openssl rand -hex 24) API_DB_PASSWORD=$(openssl rand -hex 24)
 REPLICATION_PASSWORD=$(openssl rand -hex 24) CURSOR_SECRET=$(openssl rand -base64 48)
 export POSTGRES_PASSWORD API_DB_PASSWORD REPLICATION_PASSWORD CURSOR_SECRET
@@ -41,11 +47,11 @@ cleanup() {
 trap cleanup EXIT
 # A previous run that died leaves its containers and volumes: start from nothing.
 compose down -v --remove-orphans >/dev/null 2>&1 || true
-if curl -s -o /dev/null "$STACK_URL"; then echo "FATAL: something already answers on port 3000" >&2; exit 1; fi
+if ! port_free 3000; then echo "FATAL: something already answers on port 3000" >&2; exit 1; fi
 
 echo "-- up"
 start=$(now)
-compose up -d --no-build 2>&1 | grep -v '^Creating\|^Starting' || true
+compose up -d --no-build > test-output/stack-test-up.log 2>&1 || { cat test-output/stack-test-up.log >&2; exit 1; }
 for _ in $(seq 1 120); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "$STACK_URL/health/ready")" = 200 ] && break
   sleep 0.5
