@@ -1,11 +1,10 @@
 // The stack test's clients, through the proxy, until SIGTERM or SIGINT (at most 300 s):
-// keep-alive connections (autocannon) and connections opened anew for every request, cycling
+// keep-alive connections and connections opened anew for every request, cycling
 // over jobs, their analytics and the list, with each of the keys given. Prints the counts by
 // status and exits 1 on any failed request: a status other than 200, 304, 403 or 404, a
 // connection error or a timeout.
 //   STACK_URL=http://127.0.0.1:3000 STACK_KEYS=k1,k2 STACK_JOBS=id1,id2 node load.mjs PHASE
 import http from 'node:http'
-import autocannon from 'autocannon'
 
 const phase = process.argv[2] ?? 'load'
 const url = process.env.STACK_URL ?? 'http://127.0.0.1:3000'
@@ -25,16 +24,12 @@ const requests = keys.flatMap(key => {
   ])
 })
 
-// { stop(), done: Promise<{ statusCodeStats, errors (timeouts included, as autocannon counts), timeouts }> }
-function keepAlive (connections) {
-  const run = autocannon({ url, requests, connections, duration: maxMs / 1000, timeout: timeoutS })
-  return { stop: () => run.stop(), done: new Promise(resolve => run.once('done', resolve)) }
-}
-
-// A new connection for every request (no agent: Connection: close). autocannon's own way,
-// reconnectRate 1, counts no response at all (autocannon 9).
-function newConnections (workers) {
-  const result = { statusCodeStats: {}, errors: 0, timeouts: 0 }
+// `workers` clients, each sending its next request when the last one is answered, over
+// `agent`: keep-alive (a pooled connection reused, as browsers and SDKs do) or none (a new
+// connection for every request, Connection: close). Not autocannon: it reconnects silently
+// when a server closes a keep-alive connection, dropping the request without counting it.
+function clients (workers, agent) {
+  const result = { statusCodeStats: {}, errors: 0, timeouts: 0, reused: 0 }
   const state = { stopped: false }
   const one = request => new Promise(resolve => {
     let settled = false
@@ -45,11 +40,12 @@ function newConnections (workers) {
       else result.statusCodeStats[status] = { count: (result.statusCodeStats[status]?.count ?? 0) + 1 }
       resolve()
     }
-    const req = http.get(new URL(request.path, url), { agent: false, headers: request.headers, timeout: timeoutS * 1000 }, res => {
+    const req = http.get(new URL(request.path, url), { agent, headers: request.headers, timeout: timeoutS * 1000 }, res => {
       res.on('error', () => settle())
       res.on('end', () => settle(res.statusCode))
       res.resume()
     })
+    req.on('socket', () => { if (req.reusedSocket) result.reused++ })
     req.on('timeout', () => { result.timeouts++; req.destroy(new Error('timeout')) })
     req.on('error', () => settle())
   })
@@ -57,11 +53,11 @@ function newConnections (workers) {
     for (let i = offset; !state.stopped; i++) await one(requests[i % requests.length])
   }
   const timer = setTimeout(() => { state.stopped = true }, maxMs)
-  const done = Promise.all(Array.from({ length: workers }, (_, i) => worker(i))).then(() => { clearTimeout(timer); return result })
+  const done = Promise.all(Array.from({ length: workers }, (_, i) => worker(i))).then(() => { clearTimeout(timer); if (agent !== false) agent.destroy(); return result })
   return { stop: () => { state.stopped = true }, done }
 }
 
-const runs = { 'keep-alive': keepAlive(4), 'new connections': newConnections(2) }
+const runs = { 'keep-alive': clients(4, new http.Agent({ keepAlive: true, maxSockets: 4 })), 'new connections': clients(2, false) }
 const stop = () => { for (const run of Object.values(runs)) run.stop() }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
@@ -75,7 +71,7 @@ for (const [name, run] of Object.entries(runs)) {
   const done = byStatus.reduce((sum, [, count]) => sum + count, 0) + result.errors
   failed += bad
   total += done
-  console.log(`${phase}: ${name}: ${done} requests (${byStatus.map(([code, count]) => `${code}: ${count}`).join(', ')}), ${result.errors} connection errors (${result.timeouts} of them timeouts); ${bad} failed`)
+  console.log(`${phase}: ${name}: ${done} requests (${byStatus.map(([code, count]) => `${code}: ${count}`).join(', ')}), ${result.errors} connection errors (${result.timeouts} of them timeouts), ${result.reused} on a reused connection; ${bad} failed`)
 }
 console.log(`${phase}: ${total} requests, ${failed} failed`)
 process.exitCode = failed === 0 ? 0 : 1
