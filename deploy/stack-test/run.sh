@@ -61,6 +61,13 @@ echo "stack ready through the proxy in $(since "$start") s (from compose up; ima
 healthy "$(container postgres-replica_1)"
 compose ps
 
+# What the traced node_modules must still serve: Swagger UI's static files, the document.
+for check in /openapi.json:200 /docs/:200 /docs/static/swagger-ui-bundle.js:200 /metrics:404; do
+  status=$(curl -s -o /dev/null -w '%{http_code}' "$STACK_URL${check%:*}")
+  [ "$status" = "${check##*:}" ] || { echo "FATAL: GET ${check%:*} answered $status, not ${check##*:}" >&2; exit 1; }
+done
+echo "through the proxy: /openapi.json, /docs/ and its assets 200, /metrics 404"
+
 echo "-- seed (npm run db:seed and npm run admin against the primary)"
 seed=$(DATABASE_URL=$owner_url npm run -s db:seed)
 echo "$seed" | sed -E 's/(srk_[A-Za-z0-9]{8})[A-Za-z0-9_-]+/\1…/g'
