@@ -3,7 +3,9 @@
 # pulled from the registry where it answers, else built here from Debian packages (an
 # air-gapped build, or a machine that cannot reach Docker Hub). A built image carries a label
 # with the hash of this folder's files (and of the CA bundle copied into the Node image):
-# while it matches, the image is reused, so CI builds them once per machine.
+# while it matches, the image is reused, so CI builds them once per machine (and does not
+# ask the registry again: remove the image to). A newer Node 24 or Debian package comes in
+# with the next rebuild.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 images=(node:24-slim postgres:17 redis:7 caddy:2)
