@@ -13,7 +13,12 @@ COPY scripts/prisma-generate.mjs ./scripts/
 RUN npm ci --no-fund --no-audit
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --no-fund --no-audit
+COPY scripts/production-modules.mjs ./scripts/
+# The runtime's node_modules: only the files dist/ loads (traced by @vercel/nft), not every
+# production package whole (npm prune --omit=dev kept the Prisma CLI, Studio and their
+# dependencies: 365 MB).
+RUN npm run build && node scripts/production-modules.mjs /tmp/production \
+ && rm -rf node_modules && mv /tmp/production/node_modules ./node_modules
 
 FROM node:24-slim
 # tini as PID 1: it forwards SIGTERM to node (which drains and closes, close-with-grace) and

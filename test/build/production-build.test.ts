@@ -11,26 +11,19 @@ import { openServerDatabase } from '../../src/db/database.js'
 import { serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { freePort } from '../helpers/ports.js'
+// @ts-expect-error: a plain ES module script, no declarations
+import { productionModules } from '../../scripts/production-modules.mjs'
 import { startServer } from '../helpers/server-process.js'
 
-// The image, run outside Docker (no Docker engine where this was written): its runtime stage's
-// files, environment and commands are read from the Dockerfile, and the migrate service's
-// command from docker-compose.yml, so that what runs here is what they say. The files are the
-// compiled build in a directory with production dependencies only (hard links to this
-// checkout's, so that a module the build needs but `npm prune --omit=dev` would remove fails
-// here too).
+// The image, run outside Docker (CI also builds and runs the real one: deploy/stack-test): its
+// runtime stage's files, environment and commands are read from the Dockerfile, and the
+// migrate service's command from docker-compose.yml, so that what runs here is what they say.
+// The files are the compiled build in a directory whose node_modules holds only the files the
+// image's does, those scripts/production-modules.mjs traces from the build (hard links to this
+// checkout's, so that a file the build needs but the trace misses fails here too).
 
 const root = join(import.meta.dirname, '../..')
 const run = promisify(execFile)
-
-interface Lock { packages: Record<string, { dev?: boolean, devOptional?: boolean }> }
-
-async function productionPackages (): Promise<string[]> {
-  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as Lock
-  return Object.entries(lock.packages)
-    .filter(([path, entry]) => path.startsWith('node_modules/') && !path.slice(13).includes('node_modules/') && entry.dev !== true && entry.devOptional !== true)
-    .map(([path]) => path.slice(13))
-}
 
 // The Dockerfile's last stage, continuation lines joined.
 const dockerfile = (await readFile(join(root, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ')
@@ -58,15 +51,19 @@ const command = (argv: string[]): [string, string[]] => {
 const dir = join(root, 'node_modules/.cache/production-build-test', String(process.pid))
 t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
 await rm(dir, { recursive: true, force: true })
-const packages = await productionPackages()
+// The build first: the image's node_modules is traced from it.
+await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')])
+const modules = await productionModules(join(dir, 'dist')) as string[]
+// Package names, from the traced paths (node_modules/name/... or node_modules/@scope/name/...).
+const packages = [...new Set(modules.map(path => /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path))]
 for (const file of imageFiles) {
   if (file === 'dist') {
-    await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')])
+    // Compiled above.
   } else if (file === 'node_modules') {
-    await Promise.all(packages.map(async name => {
-      await mkdir(join(dir, 'node_modules', name, '..'), { recursive: true })
-      await run('cp', ['-al', join(root, 'node_modules', name), join(dir, 'node_modules', name)])
-    }))
+    for (const path of modules) {
+      await mkdir(join(dir, path, '..'), { recursive: true })
+      await run('cp', ['-al', join(root, path), join(dir, path)])
+    }
   } else {
     await cp(join(root, file), join(dir, file), { recursive: true })
   }
@@ -89,6 +86,8 @@ t.test('the image: node dist/server.js under tini, as node; compose migrates wit
 
 t.test('the compiled build starts with production dependencies only and serves requests', async t => {
   t.ok(!packages.includes('tsx') && !packages.includes('typescript'), 'no TypeScript tooling')
+  t.same(packages.filter(name => ['prisma', '@prisma/dev', '@prisma/studio-core', 'effect', '@vercel/nft'].includes(name)), [], 'no Prisma CLI, Studio, @prisma/dev, effect or the tracer')
+  t.ok(packages.includes('@prisma/schema-engine-wasm') && modules.some(path => path.endsWith('.wasm')), 'the schema engine\'s WebAssembly, for dist/migrate.js')
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   t.equal(scripts['start:prod'], imageCommand.join(' '), 'start:prod is the image\'s command')
   t.equal(scripts['db:migrate:prod'], migrateCommand.join(' '), 'db:migrate:prod is the migrate service\'s command')

@@ -5,7 +5,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { API_ROLE_SCRIPT } from '../../src/db/api-role.js'
 
-// Least privilege in docker-compose.yml, from the files (no Docker engine in CI): the API and
+// Least privilege in docker-compose.yml, from the files (CI also runs the stack: deploy/stack-test): the API and
 // its replica reads connect as the role of prisma/sql/api-role.sql, which the migrate step
 // makes with a password Compose requires; only migrate connects as POSTGRES_USER, which the
 // postgres image makes a superuser. (test/build/production-build.test.ts runs the migrate
