@@ -1,7 +1,10 @@
+import { PGlite } from '@electric-sql/pglite'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openServerDatabase } from '../src/db/database.js'
+import { embeddedDatabase, openServerDatabase } from '../src/db/database.js'
+import { replicaFailed } from '../src/db/replicas.js'
+import { Prisma as PrismaSql } from '../src/generated/prisma/client.js'
 import { isDatabaseUnavailable } from '../src/db/unavailable.js'
 import { buildTestApp } from './helpers/app.js'
 import { assertContract } from './helpers/contract.js'
@@ -41,6 +44,22 @@ t.test('a query over statement_timeout is a 503, not a 500', { skip: serverUrl =
   t.teardown(() => db.close())
   const error = await db.prisma.$queryRawUnsafe('SELECT pg_sleep(1)').catch((e: unknown) => e)
   t.ok(isDatabaseUnavailable(error), 'classified as unavailable')
+})
+
+t.test('errors of the reads\' path (the driver adapter) keep their meaning', async t => {
+  const db = serverUrl !== undefined
+    ? openServerDatabase(serverUrl, { DB_POOL_MAX: 1, DB_CONNECTION_TIMEOUT_MS: 1000, DB_QUERY_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 100 })
+    : embeddedDatabase(new PGlite())
+  t.teardown(() => db.close())
+  const failure = async (sql: PrismaSql.Sql): Promise<unknown> => await db.read(async reader => await reader.rows(sql)).catch((e: unknown) => e)
+  // What a standby raises when WAL replay cancels a read: the read runs again elsewhere.
+  const conflict = await failure(PrismaSql.sql`DO $$ BEGIN RAISE EXCEPTION 'canceling statement due to conflict with recovery' USING ERRCODE = '40001'; END $$`)
+  t.ok(replicaFailed(conflict), `40001 is a replica that failed: ${String(conflict)}`)
+  t.match(String(conflict), /conflict with recovery/, 'with PostgreSQL\'s message')
+  const bug = await failure(PrismaSql.sql`SELECT no_such_column FROM pg_class`)
+  t.notOk(replicaFailed(bug) || isDatabaseUnavailable(bug), 'an undefined column is a bug: neither')
+  t.match(String(bug), /no_such_column/)
+  if (serverUrl !== undefined) t.ok(isDatabaseUnavailable(await failure(PrismaSql.sql`SELECT pg_sleep(1)`)), 'statement_timeout: unavailable')
 })
 
 t.test('what is and is not "unavailable"', async t => {

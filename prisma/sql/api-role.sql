@@ -26,3 +26,8 @@ SELECT format('ALTER ROLE %I SET idle_in_transaction_session_timeout = %L', :'ro
 -- database's setting says): small jobs' averages are summed from `score::text`, as the
 -- summaries are.
 SELECT format('ALTER ROLE %I SET extra_float_digits = %L', :'role', '3') \gexec
+-- Timestamps in UTC whatever the server's or the database's TimeZone: Prisma's pg adapter
+-- reads a timestamptz's text as UTC (it replaces the offset without converting) and writes a
+-- Date parameter as UTC wall time without an offset, so any other session zone shifted every
+-- created_at and updated_at the API shows (prisma/orm#26786).
+SELECT format('ALTER ROLE %I SET TimeZone = %L', :'role', 'UTC') \gexec

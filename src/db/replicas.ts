@@ -5,7 +5,8 @@ import { isDatabaseUnavailable } from './unavailable.js'
 
 // Read replicas, with a health and lag check of our own. Prisma's read-replicas extension
 // picks a replica at random with no notion of one being down or behind, and routes only
-// the query builder's reads (this service's reads are $queryRaw); see docs/operations.md.
+// the query builder's reads (this service's reads are raw SQL, sent through the driver
+// adapter: rows.ts); see docs/operations.md.
 
 export interface ReplicaClient {
   /** host:port/database, never credentials: for logs, metrics and /health/ready. */
@@ -66,9 +67,13 @@ export const lsnValue = (lsn: string): bigint => {
 
 interface Sample { at: number, lsn: bigint }
 
-// SQLSTATE 40001 on a standby: a query cancelled because it conflicted with WAL replay.
-const sqlState = (error: unknown): string | undefined =>
-  (error as { meta?: { driverAdapterError?: { cause?: { code?: string } } } })?.meta?.driverAdapterError?.cause?.code
+// SQLSTATE 40001 on a standby: a query cancelled because it conflicted with WAL replay. The
+// driver adapters report it as kind TransactionWriteConflict with the SQLSTATE in
+// `originalCode` (other SQLSTATEs: kind postgres, `code`).
+const sqlState = (error: unknown): string | undefined => {
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: { code?: string, originalCode?: string } } } })?.meta?.driverAdapterError?.cause
+  return cause?.originalCode ?? cause?.code
+}
 
 /** Whether a read that failed on a replica is worth running elsewhere. */
 export const replicaFailed = (error: unknown): boolean => isDatabaseUnavailable(error) || sqlState(error) === '40001'

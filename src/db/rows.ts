@@ -1,7 +1,6 @@
 import type { ArgType, SqlQueryable, SqlResultSet } from '@prisma/driver-adapter-utils'
 import { ColumnTypeEnum } from '@prisma/driver-adapter-utils'
-import type { Prisma as PrismaSql } from '../generated/prisma/client.js'
-import type { PrismaClient } from '../generated/prisma/client.js'
+import type { Prisma as PrismaSql, PrismaClient } from '../generated/prisma/client.js'
 
 /**
  * Where the request statements are sent: one raw statement in, its rows out, typed as
@@ -27,10 +26,15 @@ export const clientReader = (prisma: PrismaClient): SqlReader => ({
  * failed and an unknown time zone read.
  */
 export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader {
+  // Never disposed here: with an external pool, the adapter's dispose() ends the pool that
+  // the client shares (closing the database closes it).
   let adapter: Promise<SqlQueryable> | undefined
   return {
     rows: async <T extends unknown[]>(query: PrismaSql.Sql): Promise<T> => {
-      adapter ??= connect()
+      adapter ??= connect().catch((error: unknown) => {
+        adapter = undefined
+        throw error
+      })
       const values = query.values
       let result: SqlResultSet
       try {
@@ -43,23 +47,24 @@ export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader 
   }
 }
 
-/** A driver adapter's error, as Prisma's client reports it. */
+/** A driver adapter's error, as Prisma's client reports it, with PostgreSQL's message. */
 export class DatabaseError extends Error {
   readonly meta: { driverAdapterError: unknown }
   constructor (driverAdapterError: unknown) {
-    const cause = (driverAdapterError as { cause?: { message?: string } })?.cause
-    super(cause?.message ?? (driverAdapterError as Error)?.message ?? 'database error')
+    const cause = (driverAdapterError as { cause?: { message?: string, originalMessage?: string } })?.cause
+    super(cause?.originalMessage ?? cause?.message ?? (driverAdapterError as Error)?.message ?? 'database error', { cause: driverAdapterError })
     this.name = 'DatabaseError'
     this.meta = { driverAdapterError }
   }
 }
 
-// Only what the adapters convert by type: a Date parameter is written as a timestamp.
+// The adapters format a Date parameter as a timestamp whatever its type; the statements send
+// strings, numbers, null and Dates only.
 const argType = (value: unknown): ArgType =>
   value instanceof Date ? { scalarType: 'datetime', arity: 'scalar' } : { scalarType: 'unknown', arity: 'scalar' }
 
 function typedRows ({ columnNames, columnTypes, rows }: SqlResultSet): Array<Record<string, unknown>> {
-  const convert = columnTypes.map(converter)
+  const convert = columnTypes.map((type, i) => converter(type, columnNames[i]!))
   return rows.map(row => {
     const object: Record<string, unknown> = {}
     for (let i = 0; i < columnNames.length; i++) {
@@ -73,9 +78,18 @@ function typedRows ({ columnNames, columnTypes, rows }: SqlResultSet): Array<Rec
 const same = (value: unknown): unknown => value
 const asNumber = (value: unknown): unknown => typeof value === 'number' ? value : Number(value)
 
-/** As the client's raw deserialization: the types the API's statements return, and the rest as given. */
-function converter (type: number): (value: unknown) => unknown {
+/**
+ * As the client's raw deserialization, for the types the API's statements return. Any other
+ * type is refused, so that a statement returning one (a numeric, an array) fails its tests
+ * instead of answering a value the client would have typed otherwise.
+ */
+function converter (type: number, column: string): (value: unknown) => unknown {
   switch (type) {
+    case ColumnTypeEnum.Text:
+    case ColumnTypeEnum.Character:
+    case ColumnTypeEnum.Uuid:
+    case ColumnTypeEnum.Enum:
+      return same
     case ColumnTypeEnum.Int32:
     case ColumnTypeEnum.Float:
     case ColumnTypeEnum.Double:
@@ -89,6 +103,6 @@ function converter (type: number): (value: unknown) => unknown {
     case ColumnTypeEnum.Boolean:
       return value => typeof value === 'boolean' ? value : value === 't' || value === 'true'
     default:
-      return same
+      throw new TypeError(`rows.ts has no conversion for column "${column}" (driver adapter column type ${type}): cast it in the statement or add one`)
   }
 }

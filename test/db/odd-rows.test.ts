@@ -11,6 +11,7 @@ import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
 import { findJob } from '../../src/jobs/repository.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { MIN_NORMAL_DOUBLE } from '../helpers/property.js'
 import { clientReader } from '../../src/db/rows.js'
 
 // Rows nobody here chose (issue 21): a job whose id changes, completion times the summaries
@@ -21,8 +22,6 @@ const { app, prisma, db } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL
 const DELTAS = '20261123200000_summary_deltas'
 const SCORES = '20261125180000_scores_representable'
 const SCORES_VALIDATE = '20261125180100_scores_representable_validate'
-/** The smallest normal double: below it (but for 0), scores are refused. */
-const MIN_NORMAL = 2.2250738585072014e-308
 const at = (iso: string): Date => new Date(iso)
 const started = at('1899-01-01T00:00:00Z')
 const clean = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }
@@ -138,15 +137,15 @@ t.test('a subnormal score is refused by a CHECK; means of the smallest normal on
   const job = await createJob(prisma, tenant)
   const completedAt = at('2026-03-04T12:00:00Z')
   const startedAt = at('2026-03-01T00:00:00Z')
-  for (const value of [Number.MIN_VALUE, 1e-310, MIN_NORMAL / 2]) {
+  for (const value of [Number.MIN_VALUE, 1e-310, MIN_NORMAL_DOUBLE / 2]) {
     const message = await failure(prisma.$executeRaw`INSERT INTO screens (job_id, status, score, started_at, completed_at) VALUES (${job.id}::uuid, 'completed', ${value}::float8, ${startedAt}, ${completedAt})`)
     t.match(message, /screens_score_representable/, `${value}: ${message.slice(0, 160)}`)
   }
-  await createScreens(prisma, job.id, [MIN_NORMAL, 0, 0].map(score => ({ status: 'completed' as const, score, completedAt, startedAt })))
+  await createScreens(prisma, job.id, [MIN_NORMAL_DOUBLE, 0, 0].map(score => ({ status: 'completed' as const, score, completedAt, startedAt })))
   const message = await failure(prisma.$executeRaw`UPDATE screens SET score = ${Number.MIN_VALUE}::float8 WHERE job_id = ${job.id}::uuid`)
   t.match(message, /screens_score_representable/, 'nor can an update put one there')
   // The mean, a third of the smallest normal double, is itself subnormal: answered, not a 500.
-  const want = MIN_NORMAL / 3
+  const want = MIN_NORMAL_DOUBLE / 3
   for (const fold of [false, true]) {
     if (fold) await foldScreenStats(prisma)
     const got = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })

@@ -3,6 +3,9 @@
 -- present stops the migration, before it changes anything, with the count and the query to
 -- find them: no automatic choice is ours to make (it is 0 in any arithmetic that matters, but
 -- the data is the customer's), so a person decides (set it to 0, or to what was meant).
+-- The validation's lock first: a lock it cannot get (an autovacuum, an ANALYZE) fails the
+-- attempt (the runner's lock_timeout, then a retry) before the count's scan, not after it.
+LOCK TABLE screens IN SHARE UPDATE EXCLUSIVE MODE;
 DO $$
 DECLARE subnormal bigint;
 BEGIN
