@@ -1,9 +1,10 @@
 // What each layer between a repository function and PostgreSQL costs in Node (issue 21: the
 // service's Node CPU per small get job is above the hand-written baseline's): get job's one
-// statement, sent (a) through Prisma's client ($queryRaw, as the service does), (b) through
-// Prisma's driver adapter alone (@prisma/adapter-pg's queryRaw, the same pool and named
-// statement), (c) through node-postgres with the same named statement, as the baseline
-// does. One connection, one query at a time, rounds interleaved; Node CPU per query
+// statement, sent (a) through Prisma's client ($queryRaw, as the service did until 8394fdd),
+// (b) as the service does now (Database.read: the driver adapter, rows typed by rows.ts),
+// (c) through Prisma's driver adapter alone (@prisma/adapter-pg's queryRaw, the same pool
+// and named statement), (d) through node-postgres with the same named statement, as the
+// baseline does. One connection, one query at a time, rounds interleaved; Node CPU per query
 // (process.cpuUsage) and wall time, medians of the rounds. Run on a server:
 //   TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npx tsx bench/query-layer-cost.ts
 import pg from 'pg'
@@ -37,7 +38,8 @@ const pool = new pg.Pool({ connectionString: test.apiUrl, max: 1 })
 const args = [job.id, tenant.organizationId]
 const argTypes = args.map(() => ({ scalarType: 'string', arity: 'scalar' })) as Parameters<typeof adapter.queryRaw>[0]['argTypes']
 const layers: Array<[string, () => Promise<unknown>]> = [
-  ['Prisma client ($queryRaw)', async () => await findJob(clientReader(db.prisma), tenant.organizationId, job.id)],
+  ['Prisma client ($queryRaw), the former path', async () => await findJob(clientReader(db.prisma), tenant.organizationId, job.id)],
+  ['the service\'s path (Database.read: the driver adapter, rows typed by rows.ts)', async () => await db.read(async reader => await findJob(reader, tenant.organizationId, job.id))],
   ['Prisma driver adapter (queryRaw)', async () => await adapter.queryRaw({ sql, args, argTypes })],
   ['node-postgres, named statement', async () => await pool.query({ name: statementName(sql), text: sql, values: args })],
 ]
