@@ -14,7 +14,7 @@ export interface NewApiKey {
 }
 
 export function hashApiKey (key: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(Buffer.from(apiKeyHashText(key), 'base64'))
+  return new Uint8Array(hash('sha256', key, 'buffer'))
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { apiKeyHashText, apiKeyPrefix } from '../auth/api-keys.js'
+import { apiKeyHashText, apiKeyPrefix, hashApiKey } from '../auth/api-keys.js'
 import { bearerCredential } from '../auth/bearer.js'
 import type { Caller } from '../auth/caller.js'
 import type { LoadedCaller } from '../auth/caller-cache.js'
@@ -25,14 +25,15 @@ export default fp(async function authPlugin (app: FastifyInstance) {
   const touched = new Map<string, number>()
   const cache = app.callerCache
 
-  /** The caller behind a key, by its hash (base64): from the cache, else one query (kept unless a change overtook it). */
-  async function lookUp (cacheKey: string, now: Date): Promise<LoadedCaller | null> {
+  /** The caller behind a key: from the cache (by the key's hash), else one query (kept unless a change overtook it). */
+  async function lookUp (key: string, now: Date): Promise<LoadedCaller | null> {
+    const cacheKey = apiKeyHashText(key)
     const cached = cache.get(cacheKey, now.getTime())
     if (cached !== undefined) return cached
     const version = cache.version()
     // From the primary, never a replica: the cache is cleared by the primary's NOTIFY, and a
     // lookup on a replica behind it could store a revoked key again for a whole TTL.
-    const caller = await findCallerByKeyHash(app.prisma, new Uint8Array(Buffer.from(cacheKey, 'base64')), now)
+    const caller = await findCallerByKeyHash(app.prisma, hashApiKey(key), now)
     if (caller !== null) cache.set(cacheKey, caller, version, now.getTime())
     return caller
   }
@@ -57,7 +58,7 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     const key = bearerCredential(request.headers.authorization)
     if (key === undefined || apiKeyPrefix(key) === undefined) return await refuse(request, reply)
     const now = new Date()
-    const caller = await lookUp(apiKeyHashText(key), now)
+    const caller = await lookUp(key, now)
     if (caller === null) return await refuse(request, reply)
     recordUse(request, caller, now)
     const { lastUsedAt: _, expiresAt: __, ...rest } = caller
