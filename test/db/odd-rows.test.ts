@@ -108,6 +108,7 @@ t.test('averages are exact to the stored doubles (17 significant digits), whatev
   const tenant = await createTenant(prisma)
   const single = await createJob(prisma, tenant)
   const pair = await createJob(prisma, tenant)
+  const updated = await createJob(prisma, tenant)
   const completedAt = at('2026-03-04T12:00:00Z')
   const startedAt = at('2026-03-01T00:00:00Z')
   await createScreens(prisma, single.id, [{ status: 'completed', score: 33.333333333333336, completedAt, startedAt }])
@@ -116,17 +117,21 @@ t.test('averages are exact to the stored doubles (17 significant digits), whatev
   await prisma.$transaction(async tx => {
     await tx.$executeRawUnsafe('SET LOCAL extra_float_digits = 0')
     await tx.$executeRaw`INSERT INTO screens (job_id, status, score, started_at, completed_at) VALUES (${pair.id}::uuid, 'completed', 0.1, ${startedAt}, ${completedAt}), (${pair.id}::uuid, 'completed', 0.2, ${startedAt}, ${completedAt})`
+    // Single-row writes take other paths (no aggregate; updates row by row): the same rule.
+    const [inserted] = await tx.$queryRaw<Array<{ id: string }>>`INSERT INTO screens (job_id, status, score, started_at, completed_at) VALUES (${updated.id}::uuid, 'completed', 0.1, ${startedAt}, ${completedAt}) RETURNING id::text`
+    await tx.$executeRaw`UPDATE screens SET score = 0.30000000000000004 WHERE id = ${inserted!.id}::uuid`
   })
   for (const fold of [false, true]) {
     if (fold) await foldScreenStats(prisma)
     const label = fold ? 'folded' : 'in deltas'
     // 33.333333333333336 is the stored double; the mean of 0.1 and 0.2 is 0.15 exactly, where
     // adding the doubles gives 0.15000000000000002.
-    for (const [job, want] of [[single, 33.333333333333336], [pair, 0.15]] as const) {
+    // 0.30000000000000004 printed with 15 digits is 0.3.
+    for (const [job, count, want] of [[single, 1, 33.333333333333336], [pair, 2, 0.15], [updated, 1, 0.30000000000000004]] as const) {
       const got = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
       t.equal(got.json().average_score, want, `get job (${label})`)
       const weeks = await app.inject({ url: `/api/jobs/${job.id}/analytics`, headers: tenant.auth })
-      t.same(weeks.json().average_score_by_week, [{ week: '2026-03-02', count: job === single ? 1 : 2, average_score: want }], `analytics (${label})`)
+      t.same(weeks.json().average_score_by_week, [{ week: '2026-03-02', count, average_score: want }], `analytics (${label})`)
     }
   }
   t.same((await verifyScreenStats(prisma)).drift, clean)

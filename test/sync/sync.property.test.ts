@@ -44,7 +44,7 @@ async function apply (client: pg.PoolClient, o: Op, ids: string[], home: Tenant,
       break
     case 'updateScreen': {
       const id = await screen()
-      if (id !== undefined) await client.query('UPDATE screens SET status = \'completed\', score = $2, completed_at = coalesce(completed_at, now()) WHERE id = $1', [id, o.score])
+      if (id !== undefined) await client.query('UPDATE screens SET status = \'completed\', score = $2, completed_at = coalesce(completed_at, greatest(now(), started_at)) WHERE id = $1', [id, o.score])
       break
     }
     case 'deleteScreen': {
