@@ -29,7 +29,9 @@ function processCpuMs (pid: number, children = false): number | undefined {
  * Every `postgres` process on the machine (the server the bench uses, on a dedicated
  * machine), with the time of those that exited: backends come and go (a pool closes idle
  * connections, autovacuum workers end), and the postmaster collects their time when it
- * reaps them, so the sum only grows.
+ * reaps them, so the sum only grows. With BENCH_POSTMASTER_PID (the first line of the
+ * cluster's postmaster.pid), only that postmaster and its children: on a machine where
+ * another cluster runs too.
  */
 function postgresCpuMs (): number {
   let total = 0
@@ -37,6 +39,11 @@ function postgresCpuMs (): number {
     if (!/^\d+$/.test(entry)) continue
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue
+      const only = process.env.BENCH_POSTMASTER_PID
+      if (only !== undefined && only !== '' && entry !== only) {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] !== only) continue
+      }
     } catch {
       continue
     }

@@ -270,15 +270,41 @@ const VERSION_OF = (rows: PrismaSql.Sql): PrismaSql.Sql =>
 const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (${VERSIONED_SUMMARY_ROWS()}) c)`
 
 /**
+ * A small job's weekly bins, from its screens (an index-only range scan of `(job_id, status,
+ * completed_at, score)`, as the on-read baseline reads them), as the JSON text of an array of
+ * [week, count, average] ascending by week, or null when no week has a completion: the same
+ * values as `job_weekly_bins` returns for such a job, the average the same expression
+ * (averageOf). Built as text rather than with json_agg(json_build_array(…)): PostgreSQL
+ * looks up each value's type and output function for every json_build_array, which cost a
+ * 200-screen job's request more than all of its text concatenation (counted with callgrind:
+ * docs/performance.md, "Small analytics: the bins in the statement"). Each part is valid JSON
+ * as it is: a `YYYY-MM-DD` week, an int4, and a finite double as float8out writes it (as
+ * json_build_array writes it too), or null. With `weeks`, only the bins of those weeks; the
+ * condition is in the text only then, where it costs an evaluation per screen.
+ */
+const SMALL_JOB_BINS = (tz: string, weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
+      SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
+                               || coalesce((trim_scale(w.score_sum) / nullif(w.scored, 0))::float8::text, 'null') || ']', ',' ORDER BY w.week) || ']'
+      FROM (
+        SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, count(*)::int AS completed,
+               count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum
+        FROM screens s
+        WHERE s.job_id = j.id AND s.status = 'completed'
+        GROUP BY 1
+      ) w
+      ${weeks !== undefined ? PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : PrismaSql.empty})`
+
+/**
  * A job's screens by status and its completed screens binned by the Monday of their
  * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
  * caller's. One statement: the status counts and the version in one read of the job's
- * summaries and unfolded deltas, the bins from `job_weekly_bins` (migration
- * 20261123224500_analytics_weekly_bins), which reads them either from `job_completion_weeks`
- * (two rows a week: a segment inside the week and a boundary window split at the zone's
- * Monday 00:00, per slot written, plus the unfolded deltas, whatever the number of screens;
- * migration 20261123200000_summary_deltas) or, for a small job, from its screens.
+ * summaries and unfolded deltas; the bins of a small job from its screens, in the statement
+ * (SMALL_JOB_BINS), and those of a larger one from `job_weekly_bins` (migration
+ * 20261123224500_analytics_weekly_bins), which reads `job_completion_weeks` (two rows a week:
+ * a segment inside the week and a boundary window split at the zone's Monday 00:00, per slot
+ * written, plus the unfolded deltas, whatever the number of screens; migration
+ * 20261123200000_summary_deltas).
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. `tz` must be a
  * name PostgreSQL reads as a zone, not as an abbreviation (time-zones.ts); `name`, the one
@@ -293,7 +319,12 @@ export async function jobAnalytics (reader: SqlReader, organizationId: string, j
   // from the screens (an index-only range scan, as the on-read baseline does) rather than
   // from the summaries, which cost about two rows per week of history whatever the job's
   // size: more than a small job's screens. The answer is the same either way, exact, in the
-  // statement's one snapshot.
+  // statement's one snapshot. The small job's branch is a subquery of the statement, the
+  // large job's a call of `job_weekly_bins` (plpgsql), which holds the summaries' plan: a
+  // function call costs nothing until it is evaluated, where a branch of plan nodes costs its
+  // executor start-up on every execution, taken or not (docs/summaries-design.md, "Small jobs
+  // read their screens"). Called only for a job above the threshold, the function always
+  // takes its summaries' branch.
   const screensReadMax = options.screensReadMax ?? 0
   // The probe's subquery is in the text only when probing (the first request of a zone): a
   // statement that holds it, even behind a false parameter, is costed with it in a generic
@@ -302,9 +333,12 @@ export async function jobAnalytics (reader: SqlReader, organizationId: string, j
   // One row, the bins as one JSON array of [week, count, average]: each row of a raw result
   // costs Prisma more than its bytes, and a JSON value is parsed natively where PostgreSQL
   // arrays are parsed character by character (measured: 7% of an analytics request's CPU).
-  const rows = await reader.rows<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: Array<[string, number, number | null]> | null, offsets: string | null }>>(PrismaSql.sql`
+  const rows = await reader.rows<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: string | null, offsets: string | null }>>(PrismaSql.sql`
     SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
-           CASE WHEN j.id IS NOT NULL THEN job_weekly_bins(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp, st.completed, ${screensReadMax}::int) END AS bins,
+           CASE WHEN j.id IS NULL THEN NULL
+                WHEN st.completed > ${screensReadMax}::int
+                  THEN job_weekly_bins(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp, st.completed, ${screensReadMax}::int)::text
+                ELSE ${SMALL_JOB_BINS(tz, weeks)} END AS bins,
            zone_check.offsets
     FROM (SELECT now() AT TIME ZONE ${name} AS local_now, ${probe ? databaseOffsets(tz) : PrismaSql.sql`NULL::text`} AS offsets) zone_check
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
@@ -318,7 +352,7 @@ export async function jobAnalytics (reader: SqlReader, organizationId: string, j
   if (row === undefined || row.job_id === null) return null
   return {
     byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired },
-    weeks: (row.bins ?? []).map(([week, count, averageScore]) => ({ week, count, averageScore })),
+    weeks: row.bins === null ? [] : (JSON.parse(row.bins) as Array<[string, number, number | null]>).map(([week, count, averageScore]) => ({ week, count, averageScore })),
     version: row.version,
     ...(row.offsets !== null ? { offsets: row.offsets } : {}),
   }

@@ -22,9 +22,10 @@ t.test('every request statement runs on a generic plan once the plan cache has s
 
   const operations: Array<[string, string, RegExp, Record<string, string>?]> = [
     ['get job', `/api/jobs/${job.id}`, /^\s*SELECT j\.id, j\.user_id/],
-    ['analytics', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`, /job_weekly_bins/],
-    // The same text as the one above: a range's weeks are parameters, so one plan serves both.
-    ['analytics with a range', `/api/jobs/${job.id}/analytics?tz=Asia/Kolkata&from=2026-01-05&to=2026-02-02`, /job_weekly_bins/],
+    ['analytics', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`, /^(?![\s\S]*w\.week BETWEEN)[\s\S]*job_weekly_bins/],
+    // A text of its own: a small job's bins filter the weeks in the statement only with a
+    // range (the weeks themselves are parameters, so one plan serves every range).
+    ['analytics with a range', `/api/jobs/${job.id}/analytics?tz=Asia/Kolkata&from=2026-01-05&to=2026-02-02`, /job_weekly_bins[\s\S]*w\.week BETWEEN/],
     ['list jobs', '/api/jobs?limit=20', /WITH page AS/],
     ['sync', `/api/jobs?limit=20&changed_since=${encodeURIComponent(syncToken)}`, /WITH token AS/],
     ['analytics, current ETag (304)', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`, /^\s*SELECT j\.id AS job_id, \(SELECT/, { 'if-none-match': '*' }],
