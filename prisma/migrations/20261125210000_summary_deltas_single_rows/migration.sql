@@ -16,9 +16,7 @@
 -- which the fold sums like any other. Deletes: unchanged (a job's deletion cascades to its
 -- screens, one statement, which the statement trigger skips in one query).
 --
--- This file holds the current definition of screens_append_summary_deltas and
--- screens_append_update_delta; every other function of the summaries is as
--- 20261123200000_summary_deltas defines it (completion_bucket: 20261123231000).
+-- Every function and trigger as the migrations leave them: prisma/current-functions.sql.
 
 -- No write of screens may fall between the update trigger's removal and its replacement. The
 -- lock DROP TRIGGER needs, first; held for the instant the statements below take (the
