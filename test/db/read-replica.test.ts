@@ -93,6 +93,17 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
   await t.test('reads are served by the replica', async t => {
     // Something the replica has replayed just now, so that its lag is measured from here.
     await owner.prisma.$executeRaw`UPDATE jobs SET title = title WHERE id = ${job.id}::uuid`
+    // Replayed for certain before the walk: the app's lag figure comes from its last check,
+    // which may predate this write (the walk's token then missed it, and the sync below
+    // reported this job: seen once on a loaded CI machine).
+    const written = String((await owner.prisma.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_lsn()::text AS lsn`)[0]!.lsn)
+    const replayed = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await replayed.connect()
+    try {
+      await until('the standby replayed the write', async () => (await replayed.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [written])).rows[0]!.done, 5000)
+    } finally {
+      await replayed.end()
+    }
     await until('the replica caught up', async () => replicaState().status === 'up' && replicaState().lagMs === 0, 3000)
     const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
     await control.connect()
@@ -121,6 +132,17 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
       return res.json()
     }
     await owner.prisma.$executeRaw`UPDATE jobs SET title = title WHERE id = ${job.id}::uuid`
+    // Replayed for certain before the walk: the app's lag figure comes from its last check,
+    // which may predate this write (the walk's token then missed it, and the sync below
+    // reported this job: seen once on a loaded CI machine).
+    const written = String((await owner.prisma.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_lsn()::text AS lsn`)[0]!.lsn)
+    const replayed = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await replayed.connect()
+    try {
+      await until('the standby replayed the write', async () => (await replayed.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [written])).rows[0]!.done, 5000)
+    } finally {
+      await replayed.end()
+    }
     await until('the replica caught up', async () => replicaState().status === 'up' && replicaState().lagMs === 0, 3000)
     const walked = await list('limit=100')
     t.type(walked.sync_token, 'string', 'a walk on the standby ends with a token')
