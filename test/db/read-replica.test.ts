@@ -90,12 +90,12 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
   const ready = await app.inject({ url: '/health/ready', headers: operator })
   t.match(ready.json(), { status: 'ok', databases: { primary: 'up', replicas: [{ name: `127.0.0.1:${new URL(pair.standbyUrl('x')).port}/screening`, status: 'up' }] } }, '/health/ready lists the replica as up')
 
-  await t.test('reads are served by the replica', async t => {
-    // Something the replica has replayed just now, so that its lag is measured from here.
+  // A write on the primary that the standby has replayed and the app has seen it replay:
+  // its lag is measured from here, and a walk after it sees the write. The standby's replay
+  // position is read itself, as the app's lag figure comes from its last check, which may
+  // predate the write (a sync then reported the job: seen once on a loaded CI machine).
+  const writeAndReplay = async (): Promise<void> => {
     await owner.prisma.$executeRaw`UPDATE jobs SET title = title WHERE id = ${job.id}::uuid`
-    // Replayed for certain before the walk: the app's lag figure comes from its last check,
-    // which may predate this write (the walk's token then missed it, and the sync below
-    // reported this job: seen once on a loaded CI machine).
     const written = String((await owner.prisma.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_lsn()::text AS lsn`)[0]!.lsn)
     const replayed = new pg.Client({ connectionString: pair.standbyUrl('screening') })
     await replayed.connect()
@@ -105,6 +105,10 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
       await replayed.end()
     }
     await until('the replica caught up', async () => replicaState().status === 'up' && replicaState().lagMs === 0, 3000)
+  }
+
+  await t.test('reads are served by the replica', async t => {
+    await writeAndReplay()
     const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
     await control.connect()
     t.teardown(() => control.end())
@@ -131,19 +135,7 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
       if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
       return res.json()
     }
-    await owner.prisma.$executeRaw`UPDATE jobs SET title = title WHERE id = ${job.id}::uuid`
-    // Replayed for certain before the walk: the app's lag figure comes from its last check,
-    // which may predate this write (the walk's token then missed it, and the sync below
-    // reported this job: seen once on a loaded CI machine).
-    const written = String((await owner.prisma.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_lsn()::text AS lsn`)[0]!.lsn)
-    const replayed = new pg.Client({ connectionString: pair.standbyUrl('screening') })
-    await replayed.connect()
-    try {
-      await until('the standby replayed the write', async () => (await replayed.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [written])).rows[0]!.done, 5000)
-    } finally {
-      await replayed.end()
-    }
-    await until('the replica caught up', async () => replicaState().status === 'up' && replicaState().lagMs === 0, 3000)
+    await writeAndReplay()
     const walked = await list('limit=100')
     t.type(walked.sync_token, 'string', 'a walk on the standby ends with a token')
     const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
