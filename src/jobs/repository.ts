@@ -284,7 +284,7 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  */
 const SMALL_JOB_BINS = (tz: string, weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
       SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
-                               || coalesce((trim_scale(w.score_sum) / nullif(w.scored, 0))::float8::text, 'null') || ']', ',' ORDER BY w.week) || ']'
+                               || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
       FROM (
         SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, count(*)::int AS completed,
                count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum
