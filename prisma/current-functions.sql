@@ -177,10 +177,11 @@ AS $function$
       FROM (SELECT CASE WHEN o.first = o.last AND o.first % 900 = 0 AND o.first BETWEEN -43200 AND 50400
                         THEN (50400 - o.first) / 900 END AS split
             -- The zone's UTC offsets, in seconds (a difference of epochs, cast after: an epoch
-            -- after 2038 does not fit an int).
-            FROM (SELECT (extract(epoch FROM b.window_start AT TIME ZONE tz) - extract(epoch FROM b.window_start))::int AS first,
-                         (extract(epoch FROM (b.window_start + interval '25 hours 45 minutes') AT TIME ZONE tz)
-                           - extract(epoch FROM b.window_start + interval '25 hours 45 minutes'))::int AS last
+            -- after 2038 does not fit an int). date_part's double holds whole seconds exactly,
+            -- without extract's numeric arithmetic.
+            FROM (SELECT (date_part('epoch', b.window_start AT TIME ZONE tz) - date_part('epoch', b.window_start))::int AS first,
+                         (date_part('epoch', (b.window_start + interval '25 hours 45 minutes') AT TIME ZONE tz)
+                           - date_part('epoch', b.window_start + interval '25 hours 45 minutes'))::int AS last
                   OFFSET 0) o
             OFFSET 0) s
       OFFSET 0) k
@@ -203,7 +204,12 @@ AS $function$
     ) q
     WHERE w.split IS NULL
     UNION ALL
-    SELECT date_trunc('week', c.segment AT TIME ZONE tz), c.completed, c.scored, c.score_sum
+    -- A segment since 1980 runs from a Monday 12:00 UTC to the Sunday 10:00 after: inside the
+    -- week of that Monday in every zone (offsets from -12 to +14 hours), as a window's monday
+    -- above; no zone to read. An earlier one is a completion time as it is.
+    SELECT CASE WHEN c.segment >= timestamptz '1980-01-01 00:00+00' THEN (c.segment - interval '12 hours') AT TIME ZONE 'UTC'
+                ELSE date_trunc('week', c.segment AT TIME ZONE tz) END,
+           c.completed, c.scored, c.score_sum
     FROM bounds, job_completion_segments c
     WHERE c.job_id = job AND c.segment >= bounds.lo AND c.segment < bounds.hi
     UNION ALL
@@ -219,19 +225,23 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.job_weekly_bins(job uuid, tz text, first_week timestamp without time zone, last_week timestamp without time zone, completed integer, screens_read_max integer)
- RETURNS json
+ RETURNS text
  LANGUAGE plpgsql
  STABLE
 AS $function$
 BEGIN
+  -- Each bin `["YYYY-MM-DD",completed,average]`: the average is the service's averageOf, as
+  -- float8out writes it (json_build_array wrote it the same), or null.
   IF completed > screens_read_max THEN
     RETURN (
-      SELECT json_agg(json_build_array(to_char(w.week, 'YYYY-MM-DD'), w.completed, (trim_scale(w.score_sum) / nullif(w.scored, 0))::float8) ORDER BY w.week)
+      SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
+                               || coalesce(((trim_scale(w.score_sum) / nullif(w.scored, 0))::float8)::text, 'null') || ']', ',' ORDER BY w.week) || ']'
       FROM job_completion_weeks(job, tz, first_week, last_week) w
       WHERE first_week IS NULL OR w.week BETWEEN first_week AND last_week);
   END IF;
   RETURN (
-    SELECT json_agg(json_build_array(to_char(w.week, 'YYYY-MM-DD'), w.completed, (trim_scale(w.score_sum) / nullif(w.scored, 0))::float8) ORDER BY w.week)
+    SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
+                             || coalesce(((trim_scale(w.score_sum) / nullif(w.scored, 0))::float8)::text, 'null') || ']', ',' ORDER BY w.week) || ']'
     FROM (
       SELECT date_trunc('week', s.completed_at AT TIME ZONE tz) AS week, count(*)::int AS completed,
              count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum

@@ -300,11 +300,11 @@ const SMALL_JOB_BINS = (tz: string, weeks: WeekRange | undefined): PrismaSql.Sql
  * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
  * caller's. One statement: the status counts and the version in one read of the job's
  * summaries and unfolded deltas; the bins of a small job from its screens, in the statement
- * (SMALL_JOB_BINS), and those of a larger one from `job_weekly_bins` (migration
- * 20261123224500_analytics_weekly_bins), which reads `job_completion_weeks` (two rows a week:
- * a segment inside the week and a boundary window split at the zone's Monday 00:00, per slot
- * written, plus the unfolded deltas, whatever the number of screens; migration
- * 20261123200000_summary_deltas).
+ * (SMALL_JOB_BINS), and those of a larger one from `job_weekly_bins` (its JSON text since
+ * migration 20261126010000_weekly_bins_as_text), which reads `job_completion_weeks` (two
+ * rows a week: a segment inside the week and a boundary window split at the zone's Monday
+ * 00:00, per slot written, plus the unfolded deltas, whatever the number of screens;
+ * migration 20261123200000_summary_deltas).
  *
  * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. `tz` must be a
  * name PostgreSQL reads as a zone, not as an abbreviation (time-zones.ts); `name`, the one
@@ -324,7 +324,8 @@ export async function jobAnalytics (reader: SqlReader, organizationId: string, j
   // function call costs nothing until it is evaluated, where a branch of plan nodes costs its
   // executor start-up on every execution, taken or not (docs/summaries-design.md, "Small jobs
   // read their screens"). Called only for a job above the threshold, the function always
-  // takes its summaries' branch.
+  // takes its summaries' branch. Its result is cast `::text`, a no-op on its text, as an
+  // instance of the release before read it when it returned json.
   const screensReadMax = options.screensReadMax ?? 0
   // The probe's subquery is in the text only when probing (the first request of a zone): a
   // statement that holds it, even behind a false parameter, is costed with it in a generic
