@@ -1,12 +1,14 @@
 // npm run admin -- <command> [options]: bootstrap and operate a deployment without SQL.
 // Works on the database the environment names (DATABASE_URL, else the embedded one).
+// Every argument is checked before the database is opened (or, embedded, created and migrated),
+// and the database's modules (PGlite, pg, Prisma: about a second) are loaded only then: a
+// mistyped command answers at once and touches nothing.
 import { parseArgs } from 'node:util'
 import { createApiKey, createOrganization, createUser, revokeApiKey, setApiKeyScopes, setPlan } from '../src/admin/commands.js'
 import { EVERY_SCOPE, parseScopeList } from '../src/auth/scopes.js'
 import { foldScreenStats, hasDrift, verifyScreenStats } from '../src/admin/screen-stats.js'
 import { expireSyncTokens } from '../src/admin/sync-tokens.js'
-import { ConfigError, loadConfig } from '../src/config.js'
-import { openDatabase, type Prisma } from '../src/db/database.js'
+import type { Prisma } from '../src/db/database.js'
 import type { Plan, SubscriptionStatus } from '../src/generated/prisma/enums.js'
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -66,47 +68,60 @@ function date (name: string, value: string | undefined): Date | null | undefined
 }
 
 type Options = Record<string, string | undefined>
-const commands: Record<string, (prisma: Prisma, o: Options) => Promise<unknown>> = {
-  'create-org': async (prisma, o) => await createOrganization(prisma, {
-    name: required('name', o.name), plan: oneOf('plan', o.plan, PLANS) ?? 'free', status: oneOf('status', o.status, STATUSES) ?? 'active', currentPeriodEnd: date('period-end', o['period-end']) ?? null,
-  }),
-  'create-user': async (prisma, o) => await createUser(prisma, { organizationId: uuid('org', o.org), email: required('email', o.email), name: required('name', o.name) }),
-  'create-key': async (prisma, o) => {
+/** A command checks its options and returns what it does with the database. */
+type Command = (o: Options) => (prisma: Prisma) => Promise<unknown>
+const commands: Record<string, Command> = {
+  'create-org': o => {
+    const input = { name: required('name', o.name), plan: oneOf('plan', o.plan, PLANS) ?? 'free', status: oneOf('status', o.status, STATUSES) ?? 'active', currentPeriodEnd: date('period-end', o['period-end']) ?? null }
+    return async prisma => await createOrganization(prisma, input)
+  },
+  'create-user': o => {
+    const input = { organizationId: uuid('org', o.org), email: required('email', o.email), name: required('name', o.name) }
+    return async prisma => await createUser(prisma, input)
+  },
+  'create-key': o => {
     // Scopes written either way, so that the output shows them as stored.
-    const created = await createApiKey(prisma, { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null, scopes: o.scopes !== undefined ? scopes(o.scopes) : [EVERY_SCOPE] })
-    return { ...created, note: 'Store the key now: it is not shown again.' }
+    const input = { userId: uuid('user', o.user), ...(o.name !== undefined ? { name: o.name } : {}), expiresAt: date('expires', o.expires) ?? null, scopes: o.scopes !== undefined ? scopes(o.scopes) : [EVERY_SCOPE] }
+    return async prisma => ({ ...await createApiKey(prisma, input), note: 'Store the key now: it is not shown again.' })
   },
-  'set-scopes': async (prisma, o) => {
+  'set-scopes': o => {
     const by = keyByPrefixOrId(o)
-    const updated = await setApiKeyScopes(prisma, by, scopes(o.scopes))
-    if (updated === null) throw new Error('No active key matched.')
-    return updated
+    const list = scopes(o.scopes)
+    return async prisma => {
+      const updated = await setApiKeyScopes(prisma, by, list)
+      if (updated === null) throw new Error('No active key matched.')
+      return updated
+    }
   },
-  'revoke-key': async (prisma, o) => {
-    const revoked = await revokeApiKey(prisma, keyByPrefixOrId(o))
-    if (!revoked) throw new Error('No active key matched.')
-    return { revoked: true }
+  'revoke-key': o => {
+    const by = keyByPrefixOrId(o)
+    return async prisma => {
+      if (!await revokeApiKey(prisma, by)) throw new Error('No active key matched.')
+      return { revoked: true }
+    }
   },
-  'set-plan': async (prisma, o) => await setPlan(prisma, {
-    organizationId: uuid('org', o.org), plan: oneOf<Plan>('plan', required('plan', o.plan), PLANS) as Plan, status: oneOf<SubscriptionStatus>('status', o.status, STATUSES), currentPeriodEnd: date('period-end', o['period-end']),
-  }),
-  'verify-stats': async (prisma, o) => {
+  'set-plan': o => {
+    const input = { organizationId: uuid('org', o.org), plan: oneOf<Plan>('plan', required('plan', o.plan), PLANS) as Plan, status: oneOf<SubscriptionStatus>('status', o.status, STATUSES), currentPeriodEnd: date('period-end', o['period-end']) }
+    return async prisma => await setPlan(prisma, input)
+  },
+  'verify-stats': o => {
     const timeout = o.timeout === undefined ? undefined : Number(o.timeout)
     if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw new UsageError('--timeout must be a positive number of seconds')
     const progress = ({ jobsChecked, jobsTotal, drifted, seconds }: { jobsChecked: number, jobsTotal: number, drifted: number, seconds: number }): void => {
       console.error(`verify-stats: ${jobsChecked}/${jobsTotal} jobs checked, ${drifted} differ, ${seconds.toFixed(1)} s`)
     }
-    const result = await verifyScreenStats(prisma, { fix: o.fix === 'true', onProgress: progress, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}) })
-    if (hasDrift(result.drift)) process.exitCode = 1
-    return result
+    return async prisma => {
+      const result = await verifyScreenStats(prisma, { fix: o.fix === 'true', onProgress: progress, ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}) })
+      if (hasDrift(result.drift)) process.exitCode = 1
+      return result
+    }
   },
-  'fold-stats': async prisma => ({ folded: await foldScreenStats(prisma) }),
-  'expire-sync-tokens': async prisma => await expireSyncTokens(prisma),
+  'fold-stats': () => async prisma => ({ folded: await foldScreenStats(prisma) }),
+  'expire-sync-tokens': () => async prisma => await expireSyncTokens(prisma),
 }
 
 async function main (): Promise<number> {
-  let command: string | undefined
-  let options: Options
+  let run: (prisma: Prisma) => Promise<unknown>
   try {
     const parsed = parseArgs({
       allowPositionals: true,
@@ -117,23 +132,30 @@ async function main (): Promise<number> {
         fix: { type: 'boolean' as const },
       },
     })
-    command = parsed.positionals[0]
+    const command = parsed.positionals[0]
     if (parsed.positionals.length !== 1 || command === undefined || !(command in commands)) throw new UsageError(command === undefined ? 'a command is required' : `unknown command: ${parsed.positionals.join(' ')}`)
     // Flags (--fix) become 'true', so that every command reads strings.
-    options = Object.fromEntries(Object.entries(parsed.values).map(([k, v]) => [k, typeof v === 'boolean' ? String(v) : v]))
+    run = commands[command]!(Object.fromEntries(Object.entries(parsed.values).map(([k, v]) => [k, typeof v === 'boolean' ? String(v) : v])))
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`)
     return 2
   }
+  const [{ ConfigError, loadConfig }, { openDatabase }] = await Promise.all([import('../src/config.js'), import('../src/db/database.js')])
+  let config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) { console.error(error.message); return 1 }
+    throw error
+  }
   // Without the service's time limits: a command on a large database takes longer than a
   // request may (verify-stats has its own --timeout).
-  const db = await openDatabase({ ...loadConfig(), DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 })
+  const db = await openDatabase({ ...config, DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 })
   try {
-    const result = await commands[command]!(db.prisma, options)
+    const result = await run(db.prisma)
     console.log(JSON.stringify(result, (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v, 2))
     return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (error) {
-    if (error instanceof UsageError) { console.error(`${error.message}\n\n${USAGE}`); return 2 }
     console.error(`error: ${(error as Error).message.split('\n').filter(Boolean).slice(-1)[0] ?? 'failed'}`)
     return 1
   } finally {
@@ -142,6 +164,6 @@ async function main (): Promise<number> {
 }
 
 main().then(code => { process.exitCode = code }, (error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error)
+  console.error(error)
   process.exitCode = 1
 })

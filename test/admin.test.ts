@@ -1,59 +1,107 @@
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { createEmbeddedDataDir, createTestDatabase, serverUrl } from './helpers/database.js'
 
-// The admin command line, run as an operator would, on an embedded database of its own.
-const dataDir = mkdtempSync(join(tmpdir(), 'screening-admin-'))
-t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+// The admin command line, run as an operator would, each test on a migrated database of its
+// own: in the server suite, one on the server (as its owner: the operator's role); else an
+// embedded one (DATA_DIR), written from the tests' template rather than made by the first
+// command, which cost that command its initdb and every migration (about 10 s). A command
+// is a process of its own, mostly its start-up (tsx's loader, Prisma's engine) on about one
+// core: two tests run at a time (55 s to 48 s on the server, 2 cores).
+t.jobs = 2
+const scratch = mkdtempSync(join(tmpdir(), 'screening-admin-'))
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }))
 
-function admin (...args: string[]): { status: number | null, stdout: string, stderr: string } {
+interface Result { status: number | null, stdout: string, stderr: string }
+
+async function run (target: Record<string, string>, args: string[]): Promise<Result> {
   const { DATABASE_URL: _, ...env } = process.env
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { env: { ...env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 120_000 })
+  return await new Promise(resolve => {
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { env: { ...env, ...target, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr })
+    })
+  })
+}
+
+/** The command on a new migrated database (see above). */
+async function adminOn (t: { teardown: (fn: () => unknown) => void }): Promise<(...args: string[]) => Promise<Result>> {
+  let target: Record<string, string>
+  if (serverUrl !== undefined) {
+    const db = await createTestDatabase()
+    t.teardown(db.close)
+    target = { DATABASE_URL: db.url! }
+  } else {
+    const dataDir = mkdtempSync(join(scratch, 'embedded-'))
+    await createEmbeddedDataDir(dataDir)
+    target = { DATA_DIR: dataDir }
+  }
+  return async (...args) => await run(target, args)
+}
+
+// Where commands refused for their arguments are pointed: an embedded database that does not
+// exist, which opening would create.
+const untouched = join(scratch, 'never-opened')
+
+/**
+ * Commands refused for their arguments (exit 2), which stop before opening a database: so
+ * they are run a few at a time, one process each; results in the order given.
+ */
+async function refused (t: { notOk: (value: unknown, message: string) => unknown }, list: string[][]): Promise<Result[]> {
+  const results: Result[] = []
+  let next = 0
+  await Promise.all(Array.from({ length: Math.min(availableParallelism(), list.length) }, async () => {
+    for (let i = next++; i < list.length; i = next++) results[i] = await run({ DATA_DIR: untouched }, list[i]!)
+  }))
+  t.notOk(existsSync(untouched), 'none of them opened a database')
+  return results
 }
 
 t.test('bad arguments print usage and exit non-zero', async t => {
-  for (const args of [[], ['frobnicate'], ['create-org'], ['create-org', '--name', 'X', '--plan', 'gold'], ['create-user', '--org', 'not-a-uuid', '--email', 'a@b', '--name', 'n'], ['create-key', '--bogus', 'x'], ['revoke-key']]) {
-    const res = admin(...args)
-    t.equal(res.status, 2, args.join(' ') || '(nothing)')
+  const list = [[], ['frobnicate'], ['create-org'], ['create-org', '--name', 'X', '--plan', 'gold'], ['create-user', '--org', 'not-a-uuid', '--email', 'a@b', '--name', 'n'], ['create-key', '--bogus', 'x'], ['revoke-key']]
+  for (const [i, res] of (await refused(t, list)).entries()) {
+    t.equal(res.status, 2, list[i]!.join(' ') || '(nothing)')
     t.match(res.stderr, /usage: npm run admin/)
   }
 })
 
 t.test('bootstrap an organization, a user and a key; change the plan; revoke the key', async t => {
-  const org = admin('create-org', '--name', 'Initech', '--plan', 'pro', '--status', 'trialing', '--period-end', '2030-01-01T00:00:00.000Z')
+  const admin = await adminOn(t)
+  const org = await admin('create-org', '--name', 'Initech', '--plan', 'pro', '--status', 'trialing', '--period-end', '2030-01-01T00:00:00.000Z')
   t.equal(org.status, 0, org.stderr)
   const orgId = JSON.parse(org.stdout).id as string
-  const user = admin('create-user', '--org', orgId, '--email', 'pat@initech.test', '--name', 'Pat')
+  const user = await admin('create-user', '--org', orgId, '--email', 'pat@initech.test', '--name', 'Pat')
   t.equal(user.status, 0, user.stderr)
-  const key = admin('create-key', '--user', JSON.parse(user.stdout).id, '--name', 'ci')
+  const key = await admin('create-key', '--user', JSON.parse(user.stdout).id, '--name', 'ci')
   t.equal(key.status, 0, key.stderr)
   const created = JSON.parse(key.stdout)
   t.match(created.key, /^srk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{43}$/, 'the key is printed once')
-  const plan = admin('set-plan', '--org', orgId, '--plan', 'free', '--period-end', 'none')
+  const plan = await admin('set-plan', '--org', orgId, '--plan', 'free', '--period-end', 'none')
   t.equal(plan.status, 0, plan.stderr)
   t.match(JSON.parse(plan.stdout), { plan: 'free', currentPeriodEnd: null, subscriptionStatus: 'trialing' })
-  t.equal(admin('revoke-key', '--prefix', created.prefix).status, 0)
-  const again = admin('revoke-key', '--prefix', created.prefix)
+  t.equal((await admin('revoke-key', '--prefix', created.prefix)).status, 0)
+  const again = await admin('revoke-key', '--prefix', created.prefix)
   t.equal(again.status, 1, 'revoking twice fails: no active key matched')
   t.match(again.stderr, /No active key matched/)
 })
 
 t.test('scoped keys: create-key --scopes, set-scopes; unknown scopes refused with exit 2 (issue 24)', async t => {
-  const org = admin('create-org', '--name', 'Scoped Co', '--plan', 'pro')
+  const admin = await adminOn(t)
+  const org = await admin('create-org', '--name', 'Scoped Co', '--plan', 'pro')
   t.equal(org.status, 0, org.stderr)
-  const user = admin('create-user', '--org', JSON.parse(org.stdout).id, '--email', 'sam@scoped.test', '--name', 'Sam')
+  const user = await admin('create-user', '--org', JSON.parse(org.stdout).id, '--email', 'sam@scoped.test', '--name', 'Sam')
   t.equal(user.status, 0, user.stderr)
   const userId = JSON.parse(user.stdout).id as string
-  const unrestricted = admin('create-key', '--user', userId, '--name', 'default')
+  const unrestricted = await admin('create-key', '--user', userId, '--name', 'default')
   t.equal(unrestricted.status, 0, unrestricted.stderr)
   t.same(JSON.parse(unrestricted.stdout).scopes, ['*'], 'without --scopes: every scope, now and later')
-  const restricted = admin('create-key', '--user', userId, '--name', 'partner', '--scopes', 'analytics:read, jobs:read,jobs:read')
+  const restricted = await admin('create-key', '--user', userId, '--name', 'partner', '--scopes', 'analytics:read, jobs:read,jobs:read')
   t.equal(restricted.status, 0, restricted.stderr)
   const created = JSON.parse(restricted.stdout)
   t.same(created.scopes, ['jobs:read', 'analytics:read'], 'listed once each, in the known order')
-  for (const [args, message] of [
+  const cases: Array<[string[], RegExp]> = [
     [['create-key', '--user', userId, '--scopes', 'jobs:write'], /unknown scope "jobs:write": known scopes are jobs:read, analytics:read \(or all\)/],
     [['create-key', '--user', userId, '--scopes', 'jobs:read,admin'], /unknown scope "admin"/],
     [['create-key', '--user', userId, '--scopes', ''], /--scopes is required/],
@@ -62,21 +110,22 @@ t.test('scoped keys: create-key --scopes, set-scopes; unknown scopes refused wit
     [['set-scopes', '--prefix', created.prefix, '--scopes', 'Jobs:Read'], /unknown scope "Jobs:Read"/],
     [['set-scopes', '--prefix', created.prefix], /--scopes is required/],
     [['set-scopes', '--scopes', 'jobs:read'], /give exactly one of --prefix and --id/],
-  ] as Array<[string[], RegExp]>) {
-    const res = admin(...args)
+  ]
+  for (const [i, res] of (await refused(t, cases.map(([args]) => args))).entries()) {
+    const [args, message] = cases[i]!
     t.equal(res.status, 2, `${args.join(' ')}: exit 2`)
     t.match(res.stderr, message, `${args.join(' ')}: says why`)
     t.match(res.stderr, /usage: npm run admin/)
   }
-  const narrowed = admin('set-scopes', '--prefix', created.prefix, '--scopes', 'jobs:read')
+  const narrowed = await admin('set-scopes', '--prefix', created.prefix, '--scopes', 'jobs:read')
   t.equal(narrowed.status, 0, narrowed.stderr)
   t.match(JSON.parse(narrowed.stdout), { prefix: created.prefix, name: 'partner', scopes: ['jobs:read'] })
-  const widened = admin('set-scopes', '--id', created.id, '--scopes', 'all')
+  const widened = await admin('set-scopes', '--id', created.id, '--scopes', 'all')
   t.equal(widened.status, 0, widened.stderr)
   t.same(JSON.parse(widened.stdout).scopes, ['*'], '`all`: every scope again')
-  t.equal(admin('revoke-key', '--prefix', created.prefix).status, 0)
-  const revoked = admin('set-scopes', '--prefix', created.prefix, '--scopes', 'jobs:read')
+  t.equal((await admin('revoke-key', '--prefix', created.prefix)).status, 0)
+  const revoked = await admin('set-scopes', '--prefix', created.prefix, '--scopes', 'jobs:read')
   t.equal(revoked.status, 1, 'a revoked key\'s scopes are not changed')
   t.match(revoked.stderr, /No active key matched/)
-  t.equal(admin('set-scopes', '--prefix', 'srk_nosuchky', '--scopes', 'jobs:read').status, 1, 'nor a missing one')
+  t.equal((await admin('set-scopes', '--prefix', 'srk_nosuchky', '--scopes', 'jobs:read')).status, 1, 'nor a missing one')
 })

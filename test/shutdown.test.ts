@@ -1,8 +1,11 @@
+import { once } from 'node:events'
 import { Agent, get as httpGet } from 'node:http'
+import { connect, type AddressInfo } from 'node:net'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { apiDatabase } from './helpers/app.js'
+import { DRAIN_MS } from '../src/plugins/draining.js'
+import { apiDatabase, buildTestApp } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { contractProblems, type ObservedResponse } from './helpers/contract.js'
 import { createTenant } from './helpers/fixtures.js'
@@ -144,4 +147,28 @@ t.test('closing the app closes its database connections and its Redis connection
     t.ok(open.database! > 0, 'the pool had connections')
     t.equal(after.database, 0, 'and all are closed')
   }
+})
+
+// A client may open a connection and send nothing on it: undici opens a spare one when a
+// response body is dropped unread (the production-build test's /openapi.json, once garbage
+// collected), a browser preconnects. Node counts such a connection as a request under way,
+// not as idle, and stops checking its headers timeout once the server closes: closing waited
+// for the client, until close-with-grace forced the exit (1) at 10 s (seen in CI).
+t.test('a connection that never sends a byte is cut at the drain\'s end, not waited for', async t => {
+  const { app } = await buildTestApp(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const silent = connect((app.server.address() as AddressInfo).port, '127.0.0.1')
+  t.teardown(() => { silent.destroy() })
+  await once(silent, 'connect')
+  const cut = once(silent, 'close')
+  while (await new Promise<number>(resolve => { app.server.getConnections((_err, count) => { resolve(count) }) }) === 0) await new Promise(resolve => setTimeout(resolve, 10))
+  const started = Date.now()
+  const after = async <T>(ms: number, value: T): Promise<T> => await new Promise(resolve => setTimeout(resolve, ms, value))
+  const outcome = await Promise.race([app.close().then(() => 'closed'), after(DRAIN_MS + 3000, 'still closing')])
+  const closedAfter = Date.now() - started
+  t.equal(outcome, 'closed', `the app closes (${closedAfter} ms)`)
+  t.ok(closedAfter < DRAIN_MS + 2000, 'at the drain\'s end')
+  t.ok(await Promise.race([cut.then(() => true), after(1000, false)]), 'the server cut the connection')
+  // Failing, the close still waits for it.
+  silent.destroy()
 })

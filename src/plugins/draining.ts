@@ -1,4 +1,4 @@
-import { Server as NetServer } from 'node:net'
+import { Server as NetServer, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
@@ -31,6 +31,11 @@ export const DRAIN_MS = 3000
  */
 export default fp(async function drainingPlugin (app: FastifyInstance) {
   let closing = false
+  const connections = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket)
+    socket.once('close', () => { connections.delete(socket) })
+  })
   app.decorate('draining', () => closing)
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
@@ -45,5 +50,11 @@ export default fp(async function drainingPlugin (app: FastifyInstance) {
       await new Promise(resolve => setTimeout(resolve, 50))
       open = await new Promise<number>(resolve => { app.server.getConnections((_err, count) => { resolve(count) }) })
     }
+    // A connection on which nothing was ever sent (undici opens a spare one when a response
+    // body is dropped unread; browsers preconnect) is not idle to Node: it counts as a request
+    // under way from its first moment, and once the server closes nothing applies the headers
+    // timeout to it any more. Fastify's close would wait for its client, until close-with-grace
+    // forced the exit at 10 s. It has nothing to be answered: cut it with the idle ones.
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
 }, { name: 'draining' })

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { cp, mkdir, readFile, rm } from 'node:fs/promises'
+import { cp, link, lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
@@ -47,6 +47,13 @@ const command = (argv: string[]): [string, string[]] => {
   return [program!, args]
 }
 
+/** `cp -al` in this process: hard links, directories made (a process per traced path cost 12 s). */
+async function linkTree (from: string, to: string): Promise<void> {
+  if (!(await lstat(from)).isDirectory()) return await link(from, to)
+  await mkdir(to, { recursive: true })
+  for (const entry of await readdir(from)) await linkTree(join(from, entry), join(to, entry))
+}
+
 // The image's files, outside Docker.
 const dir = join(root, 'node_modules/.cache/production-build-test', String(process.pid))
 t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
@@ -62,7 +69,7 @@ for (const file of imageFiles) {
   } else if (file === 'node_modules') {
     for (const path of modules) {
       await mkdir(join(dir, path, '..'), { recursive: true })
-      await run('cp', ['-al', join(root, path), join(dir, path)])
+      await linkTree(join(root, path), join(dir, path))
     }
   } else {
     await cp(join(root, file), join(dir, file), { recursive: true })

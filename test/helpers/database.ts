@@ -58,6 +58,16 @@ async function embeddedTemplate (): Promise<Blob> {
   return dump
 }
 
+/**
+ * Writes a migrated embedded database (the template) into `dir`, for a process of its own to
+ * open with DATA_DIR: seconds fewer than having it create one and run every migration.
+ */
+export async function createEmbeddedDataDir (dir: string): Promise<void> {
+  const db = new PGlite(dir, { loadDataDir: await embeddedTemplate() })
+  await db.waitReady
+  await db.close()
+}
+
 function databaseUrl (base: string, name: string): string {
   const url = new URL(base)
   url.pathname = `/${name}`
