@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'
-import { verifyScreenStats } from '../../src/admin/screen-stats.js'
+import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats.js'
 import { buildAnalytics, mondayOf } from '../../src/jobs/analytics.js'
 import type { ScreenStatus } from '../../src/generated/prisma/enums.js'
 import { buildTestApp } from '../helpers/app.js'
@@ -127,7 +127,7 @@ t.test('summaries equal the on-read computation after random writes', async t =>
         aborted++
       }
     }
-    const fold = async (): Promise<void> => { await prisma.$queryRaw`SELECT fold_screen_summary_deltas(1000000)` }
+    const fold = async (): Promise<void> => { await foldScreenStats(prisma) }
     for (const [i, step] of steps.entries()) {
       if (foldBefore === i) await fold()
       if (concurrent) await Promise.all(step.map(run))

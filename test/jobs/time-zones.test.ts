@@ -5,6 +5,7 @@
 // reading of `IST` (an abbreviation, +02:00) and miss it. PostgreSQL is asked only to say
 // which names it knows, and, on a failure, how it read the instants that differ.
 import t from 'tap'
+import { foldScreenStats } from '../../src/admin/screen-stats.js'
 import { buildTestApp } from '../helpers/app.js'
 import { closeEnough } from '../helpers/property.js'
 import { createJob, createScreens, createTenant, type ScreenInput } from '../helpers/fixtures.js'
@@ -36,7 +37,7 @@ await createScreens(prisma, job.id, screens)
 // Read from the summaries as they are folded (segments and boundary windows), not from the
 // deltas the writes appended: the instance folds them within a second, but not before the
 // first names are asked.
-await prisma.$queryRaw`SELECT fold_screen_summary_deltas(1000000)`
+await foldScreenStats(prisma)
 
 // The reference: a completion's week is the Monday of its local date in the zone, as Intl
 // reads the name.
