@@ -47,8 +47,9 @@ const baseUrl = (out: string): string => /Base URL: +(\S+)/.exec(out)![1]!
 
 t.test('not a terminal: JSON logs, one object a line; a changed source file restarts the server', async t => {
   const dev = startDev(t, { tty: false })
-  let out = await dev.waitFor(/Server listening at/)
-  await dev.waitFor(/curl -H/)
+  await dev.waitFor(/Server listening at/)
+  // The banner (and its base URL) follows the listening line: read the output as it is then.
+  let out = await dev.waitFor(/curl -H/)
   const res = await fetch(`${baseUrl(out)}/health/live`)
   t.equal(res.status, 200)
   out = await dev.waitFor(/"msg":"request completed"/)
