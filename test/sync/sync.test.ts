@@ -2,6 +2,7 @@ import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
+import { foldScreenStats } from '../../src/admin/screen-stats.js'
 import { expireSyncTokens } from '../../src/admin/sync-tokens.js'
 import { walkThenSync, syncFrom, type Mirror } from '../helpers/sync-mirror.js'
 
@@ -165,8 +166,8 @@ t.test('expire-sync-tokens (after a restore or a lossy failover): every earlier 
 t.test('collapsing a job\'s finished changes into one row keeps every token exact or conservative', async t => {
   const before = await walkThenSync(app, acme.auth)
   for (let i = 0; i < 5; i++) await createScreens(prisma, jobs[5]!.id, [{ status: 'in_progress' }])
-  // The fold logs the screens' changes: wait for it (SUMMARY_FOLD_INTERVAL_MS, 1 s).
-  await prisma.$queryRaw`SELECT fold_screen_summary_deltas(100000)`
+  // The fold logs the screens' changes: fold now rather than wait for the instance's timer.
+  await foldScreenStats(prisma)
   const rows = async () => Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM job_changes WHERE job_id = ${jobs[5]!.id}::uuid`)[0]!.n)
   t.ok(await rows() >= 5, 'a row per writer transaction')
   const after = await walkThenSync(app, acme.auth)
@@ -186,7 +187,7 @@ t.test('out of order: a transaction open before the walk, committed after it, is
   await prisma.job.update({ where: { id: jobs[2]!.id }, data: { description: 'committed first' } })
   const mirror = await walkThenSync(app, acme.auth)
   await writer.query('COMMIT')
-  await prisma.$queryRaw`SELECT fold_screen_summary_deltas(100000)`
+  await foldScreenStats(prisma)
   const changes = await syncFrom(app, acme.auth, mirror)
   t.ok(changes.reported.has(jobs[6]!.id), 'the transaction that committed after the walk')
   t.equal(mirror.jobs.get(jobs[6]!.id)?.interview_count, 1)
