@@ -1,12 +1,14 @@
 import { once } from 'node:events'
 import { Agent, get as httpGet } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
+import Fastify from 'fastify'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { DRAIN_MS } from '../src/plugins/draining.js'
+import drainingPlugin, { DRAIN_MS } from '../src/plugins/draining.js'
+import { runPeriodically } from '../src/plugins/periodic.js'
 import { apiDatabase, buildTestApp } from './helpers/app.js'
-import { createTestDatabase } from './helpers/database.js'
+import { createTestDatabase, serverUrl } from './helpers/database.js'
 import { contractProblems, type ObservedResponse } from './helpers/contract.js'
 import { createTenant } from './helpers/fixtures.js'
 import { redisUrl, skipWithoutRedis } from './helpers/redis.js'
@@ -171,4 +173,49 @@ t.test('a connection that never sends a byte is cut at the drain\'s end, not wai
   t.ok(await Promise.race([cut.then(() => true), after(1000, false)]), 'the server cut the connection')
   // Failing, the close still waits for it.
   silent.destroy()
+})
+
+// Periodic work (the fold, the change log's pruning) starts no run once closing begins: the
+// close waits for a run under way, and one started late in the drain, on a frozen database,
+// added its query timeout to the drain (3 + 5 s, then the listener's goodbye: close-with-
+// grace's 10 s). Each run notes whether the instance was already closing when it started.
+t.test('periodic work starts no run once closing begins', async t => {
+  const app = Fastify()
+  await app.register(drainingPlugin)
+  const runs: boolean[] = []
+  runPeriodically(app, 'noting', 20, async () => { runs.push(app.draining()) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  // A connection that holds the drain to its end, as a proxy's pooled connection does.
+  const silent = connect((app.server.address() as AddressInfo).port, '127.0.0.1')
+  t.teardown(() => { silent.destroy() })
+  await once(silent, 'connect')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  await app.close()
+  t.ok(runs.length > 0, `it ran before (${runs.length} runs)`)
+  t.equal(runs.filter(closing => closing).length, 0, `and never during the ${DRAIN_MS} ms drain`)
+})
+
+// The database stops answering (a frozen host, a dropped route) as the instance is told to
+// stop, with the default timeouts: the close waits for what is under way (bounded by the
+// query timeout) and for the listener's goodbye, and stays under close-with-grace's 10 s.
+t.test('closing while the database is frozen stays under close-with-grace\'s 10 s', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (a PostgreSQL server frozen over TCP)' : false }, async t => {
+  const db = await createTestDatabase()
+  t.teardown(() => db.close())
+  const proxy = await TcpProxy.before(db.apiUrl!)
+  t.teardown(() => proxy.close())
+  const config = loadConfig({ LOG_LEVEL: 'silent', SUMMARY_FOLD_INTERVAL_MS: '100', SYNC_PRUNE_INTERVAL_MS: '100' })
+  const app = await buildApp({ config, database: apiDatabase({ ...db, apiUrl: proxy.url }, config) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const tenant = await createTenant(db.prisma)
+  t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 200, 'answering before the freeze')
+  const silent = connect((app.server.address() as AddressInfo).port, '127.0.0.1')
+  t.teardown(() => { silent.destroy() })
+  await once(silent, 'connect')
+  proxy.freeze()
+  const started = Date.now()
+  await app.close()
+  const closedAfter = Date.now() - started
+  t.comment(`shutdown: closed in ${closedAfter} ms with the database frozen (drain ${DRAIN_MS} ms, query timeout ${config.DB_QUERY_TIMEOUT_MS} ms, connection timeout ${config.DB_CONNECTION_TIMEOUT_MS} ms)`)
+  t.ok(closedAfter >= DRAIN_MS - 100, 'the drain ran to its end')
+  t.ok(closedAfter < 9000, 'a second or more before close-with-grace forces the exit')
 })

@@ -63,6 +63,9 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
   const { timeoutMs, probe } = options
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
   const closing = new AbortController()
+  // A probe goes through the application's pool and is bounded by its query timeout (5 s); a
+  // close does not wait for one (a frozen database: it would add those seconds to a stop).
+  const closed = new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) })
   const prefix = `${PROBE_PREFIX}${randomUUID()}:`
   let sent = 0
   let firstAttempt: () => void = () => {}
@@ -109,7 +112,8 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
         const payload = `${prefix}${++sent}`
         let heard = false
         const echo = new Promise<void>(resolve => { awaiting = { payload, heard: () => { heard = true; resolve() } } })
-        const delivered = await probe(payload).then(() => true, () => false)
+        const delivered = await Promise.race([probe(payload).then(() => true, () => false), closed])
+        if (closing.signal.aborted) return
         if (!delivered) {
           // Nothing learnt about the listener (the primary unreachable, its pool saturated):
           // the state stands, and the connection is checked the plain way. Turning the cache

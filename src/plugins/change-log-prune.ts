@@ -13,4 +13,4 @@ export default fp(async function changeLogPrunePlugin (app: FastifyInstance, { i
   runPeriodically(app, 'pruning the change log', intervalMs, async () => {
     await app.database.prisma.$queryRaw`SELECT prune_job_changes(${retentionHours * 3600}::int)`
   })
-}, { name: 'change-log-prune', dependencies: ['prisma'] })
+}, { name: 'change-log-prune', dependencies: ['prisma', 'draining'] })

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 
 /**
- * Runs `task` every `intervalMs` (never two at once), until the app closes, which waits for
- * a run under way. A failing run is logged once at warn (`what`), and its recovery at info:
- * a database away for a minute is one warning, not sixty. The timer keeps no process alive.
+ * Runs `task` every `intervalMs` (never two at once), until the app starts closing; closing
+ * waits for a run under way. A failing run is logged once at warn (`what`), and its recovery
+ * at info: a database away for a minute is one warning, not sixty. The timer keeps no
+ * process alive. Needs the draining plugin, which says when closing starts.
  */
 export function runPeriodically (app: FastifyInstance, what: string, intervalMs: number, task: () => Promise<void>): void {
   let running: Promise<void> | undefined
@@ -18,7 +19,13 @@ export function runPeriodically (app: FastifyInstance, what: string, intervalMs:
       failing = true
     }
   }
-  const timer = setInterval(() => { running ??= tick().finally(() => { running = undefined }) }, intervalMs)
+  // None from the moment closing starts, not only once connections are drained (onClose):
+  // the close waits for a run under way, and one started late in the drain, on a frozen
+  // database, added its query timeout to the drain (3 + 5 s, then the listener's goodbye:
+  // close-with-grace's 10 s).
+  const timer = setInterval(() => {
+    if (!app.draining()) running ??= tick().finally(() => { running = undefined })
+  }, intervalMs)
   timer.unref()
   app.addHook('onClose', async () => {
     clearInterval(timer)

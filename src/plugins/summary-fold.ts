@@ -20,7 +20,7 @@ export default fp(async function summaryFoldPlugin (app: FastifyInstance, { inte
   runPeriodically(app, 'folding the summary deltas', intervalMs, async () => {
     for (let i = 0; i < BATCHES_PER_TICK; i++) {
       const [row] = await app.database.prisma.$queryRaw<Array<{ moved: number }>>`SELECT fold_screen_summary_deltas(${FOLD_BATCH}::int) AS moved`
-      if ((row?.moved ?? 0) < FOLD_BATCH) break
+      if ((row?.moved ?? 0) < FOLD_BATCH || app.draining()) break
     }
   })
-}, { name: 'summary-fold', dependencies: ['prisma'] })
+}, { name: 'summary-fold', dependencies: ['prisma', 'draining'] })
