@@ -196,9 +196,11 @@ t.test('periodic work starts no run once closing begins', async t => {
 })
 
 // The database stops answering (a frozen host, a dropped route) as the instance is told to
-// stop, with the default timeouts: the close waits for what is under way (bounded by the
-// query timeout) and for the listener's goodbye, and stays under close-with-grace's 10 s.
-t.test('closing while the database is frozen stays under close-with-grace\'s 10 s', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (a PostgreSQL server frozen over TCP)' : false }, async t => {
+// stop, with the default timeouts. The close waits for what was under way when it began (a
+// fold, bounded by the query timeout), and for nothing started after: no fold, no pruning, no
+// listener probe (each would hold the pool's close for its timeout). Until these were
+// stopped at the drain's start, such closes took up to 9.5 s here, at close-with-grace's 10 s.
+t.test('closing while the database is frozen waits for nothing started after the stop began', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (a PostgreSQL server frozen over TCP)' : false }, async t => {
   const db = await createTestDatabase()
   t.teardown(() => db.close())
   const proxy = await TcpProxy.before(db.apiUrl!)
@@ -217,5 +219,5 @@ t.test('closing while the database is frozen stays under close-with-grace\'s 10 
   const closedAfter = Date.now() - started
   t.comment(`shutdown: closed in ${closedAfter} ms with the database frozen (drain ${DRAIN_MS} ms, query timeout ${config.DB_QUERY_TIMEOUT_MS} ms, connection timeout ${config.DB_CONNECTION_TIMEOUT_MS} ms)`)
   t.ok(closedAfter >= DRAIN_MS - 100, 'the drain ran to its end')
-  t.ok(closedAfter < 9000, 'a second or more before close-with-grace forces the exit')
+  t.ok(closedAfter < config.DB_QUERY_TIMEOUT_MS + 1500, 'within the query timeout of what was under way, well before close-with-grace\'s 10 s')
 })

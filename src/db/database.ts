@@ -99,7 +99,12 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
     adapterFactory: primary.adapterFactory,
     listen: async (channel, handlers) => await listenOnServer(options.listenUrl ?? url, channel, handlers, {
       timeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
-      probe: async payload => { await primary.pgPool.query('SELECT pg_notify($1, $2)', [channel, payload]) },
+      // Bounded like the round trip it starts, not by the longer query timeout: pg reads a
+      // query's own query_timeout, which its types do not declare.
+      probe: async payload => {
+        const query: pg.QueryConfig & { query_timeout: number } = { text: 'SELECT pg_notify($1, $2)', values: [channel, payload], query_timeout: config.DB_CONNECTION_TIMEOUT_MS }
+        await primary.pgPool.query(query)
+      },
     }),
     read: async query => {
       for (const replica of replicaSet.usable()) {

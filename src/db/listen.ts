@@ -21,6 +21,11 @@ export interface ListenHandlers {
    * notifications may have been missed since (with why).
    */
   onState: (listening: boolean, reason?: DeafReason) => void
+  /**
+   * False while no probe should be sent (the instance is stopping: a probe it sent then would
+   * hold the pool's close for its timeout). The state stands meanwhile; LISTEN goes on.
+   */
+  probing?: () => boolean
 }
 
 export interface Subscription { close: () => Promise<void> }
@@ -109,6 +114,10 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
     let deaf = false
     const heartbeat = (async () => {
       while (!closing.signal.aborted && !connection.over) {
+        if (handlers.probing?.() === false) {
+          await Promise.race([sleep(heartbeatMs, closing.signal), ended])
+          continue
+        }
         const payload = `${prefix}${++sent}`
         let heard = false
         const echo = new Promise<void>(resolve => { awaiting = { payload, heard: () => { heard = true; resolve() } } })

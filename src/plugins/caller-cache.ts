@@ -22,6 +22,7 @@ export default fp(async function callerCachePlugin (app: FastifyInstance, { ttlM
   let wasOff = false
   const subscription = await app.database.listen(CALLER_CHANGED, {
     onNotification: () => { cache.invalidate() },
+    probing: () => !app.draining(),
     onState: (listening, reason) => {
       cache.setListening(listening, reason)
       if (!listening) {
@@ -36,4 +37,4 @@ export default fp(async function callerCachePlugin (app: FastifyInstance, { ttlM
     },
   })
   app.addHook('onClose', async () => { await subscription.close() })
-}, { name: 'caller-cache', dependencies: ['prisma'] })
+}, { name: 'caller-cache', dependencies: ['prisma', 'draining'] })

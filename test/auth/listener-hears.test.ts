@@ -230,3 +230,28 @@ t.test('closing does not wait for a probe under way', { skip }, async t => {
   const closedAfter = Date.now() - started
   t.ok(closed && closedAfter < TIMEOUT_MS / 2, `closed in ${closedAfter} ms with a probe under way`)
 })
+
+// While the instance stops (draining), no probe is sent: one sent then holds the pool's close
+// for its timeout. LISTEN goes on and the state stands; probing resumes if asked to.
+t.test('no probe while probing is off; the state stands', { skip }, async t => {
+  let probes = 0
+  let probing = true
+  const states: boolean[] = []
+  const subscription = await listenOnServer(db!.url!, 'listener_pause_test', { onNotification: () => {}, onState: listening => { states.push(listening) }, probing: () => probing }, {
+    timeoutMs: TIMEOUT_MS,
+    heartbeatMs: 50,
+    probe: async payload => { probes++; await db!.prisma.$executeRaw`SELECT pg_notify('listener_pause_test', ${payload})` },
+  })
+  t.teardown(async () => { await subscription.close() })
+  // eslint-disable-next-line no-unmodified-loop-condition -- counted by the probe while the listener runs
+  while (probes < 2) await sleep(10)
+  probing = false
+  await sleep(100)
+  const paused = probes
+  await sleep(500)
+  t.equal(probes, paused, 'none sent in 10 heartbeats with probing off')
+  t.same(states, [true], 'listening, as before')
+  probing = true
+  await sleep(500)
+  t.ok(probes > paused, 'probing resumes')
+})
