@@ -68,8 +68,9 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
   const { timeoutMs, probe } = options
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
   const closing = new AbortController()
-  // A probe goes through the application's pool and is bounded by its query timeout (5 s); a
-  // close does not wait for one (a frozen database: it would add those seconds to a stop).
+  // A probe goes through the application's pool, bounded there (the database's probe: by
+  // timeoutMs); a close does not wait for one (a frozen database: it would add those seconds
+  // to a stop).
   const closed = new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) })
   const prefix = `${PROBE_PREFIX}${randomUUID()}:`
   let sent = 0
