@@ -68,9 +68,7 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
   const { timeoutMs, probe } = options
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
   const closing = new AbortController()
-  // A probe goes through the application's pool, bounded there (the database's probe: by
-  // timeoutMs); a close does not wait for one (a frozen database: it would add those seconds
-  // to a stop).
+  // Raced with a probe: a close does not wait for one (on a frozen database, its timeout).
   const closed = new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) })
   const prefix = `${PROBE_PREFIX}${randomUUID()}:`
   let sent = 0
@@ -113,10 +111,11 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
       throw error
     }
     let deaf = false
+    const nextBeat = async (): Promise<void> => { await Promise.race([sleep(heartbeatMs, closing.signal), ended]) }
     const heartbeat = (async () => {
       while (!closing.signal.aborted && !connection.over) {
         if (handlers.probing?.() === false) {
-          await Promise.race([sleep(heartbeatMs, closing.signal), ended])
+          await nextBeat()
           continue
         }
         const payload = `${prefix}${++sent}`
@@ -131,7 +130,7 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
           awaiting = undefined
           firstAttempt()
           await client.query('SELECT 1').catch(() => { drop(client) })
-          await Promise.race([sleep(heartbeatMs, closing.signal), ended])
+          await nextBeat()
           continue
         }
         await Promise.race([echo, sleep(timeoutMs, closing.signal), ended])
@@ -146,7 +145,7 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
         }
         report(true)
         firstAttempt()
-        await Promise.race([sleep(heartbeatMs, closing.signal), ended])
+        await nextBeat()
       }
     })()
     await ended

@@ -19,10 +19,7 @@ export function runPeriodically (app: FastifyInstance, what: string, intervalMs:
       failing = true
     }
   }
-  // None from the moment closing starts, not only once connections are drained (onClose):
-  // the close waits for a run under way, and one started late in the drain, on a frozen
-  // database, added its query timeout to the drain (3 + 5 s, then the listener's goodbye:
-  // close-with-grace's 10 s).
+  // Checked at each tick, not cleared in a preClose hook: those run after the drain's.
   const timer = setInterval(() => {
     if (!app.draining()) running ??= tick().finally(() => { running = undefined })
   }, intervalMs)
