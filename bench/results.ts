@@ -55,7 +55,7 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     '',
     costMarkdownTable(cost),
     '',
-    `Write throughput of screens, ${meta.settings.connections} writers, one statement per transaction, with the summaries' triggers and without (disabled), interleaved; medians over rounds. One job: the 100k-screen job; many jobs: one of all jobs at random per statement.`,
+    `Write throughput of screens, ${meta.settings.connections} writers, one statement per transaction, with the summaries' triggers, without them (disabled), and with only the floor hook (a row trigger appending a constant row into a table indexed like the deltas: the least any design that records a write in the writer's transaction pays), interleaved in an order rotating each round; medians over rounds. One job: the 100k-screen job; many jobs: one of all jobs at random per statement.`,
     '',
     writesMarkdownTable(writes),
     '',

@@ -67,7 +67,7 @@ async function bench (options: BenchOptions): Promise<void> {
 
   // Last: the writes add screens and, with the triggers off, leave the summaries stale.
   const writeSeconds = options.quick ? 1 : 5
-  console.log(`== writes: ${chosenWrites.length} workload(s), triggers on and off in turn, ${options.rounds} round(s) of ${writeSeconds} s, ${options.connections} writers`)
+  console.log(`== writes: ${chosenWrites.length} workload(s), the summaries' triggers, the floor hook and none in turn, ${options.rounds} round(s) of ${writeSeconds} s, ${options.connections} writers`)
   const deadlocksBefore = await databaseDeadlocks(db.url)
   const writes = await measureWrites(node, db.url, dataset.bigJobId, chosenWrites, { rounds: options.rounds, seconds: writeSeconds, connections: options.connections })
   await new Promise(resolve => setTimeout(resolve, 1500)) // the writers' counts reach pg_stat_database
@@ -93,7 +93,7 @@ async function bench (options: BenchOptions): Promise<void> {
   console.log(`\n${textTable(table, ceilingFigures)}\n`)
   console.log(`What a job's size costs: latency of the large job's request ÷ the 200-screen job's (medians):\n${sizeMarkdownTable(size)}\n`)
   console.log(`What a request costs (CPU of each process during the measurements; the load generator excluded):\n${costTextTable(cost)}\n`)
-  console.log(`Write throughput of screens with and without the summaries' triggers (medians):\n${writesMarkdownTable(writes)}\n`)
+  console.log(`Write throughput of screens with the summaries' triggers, the floor hook and none (medians):\n${writesMarkdownTable(writes)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
   const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes, size, { writeDeadlocks, verify, bulk })
   console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)

@@ -1,8 +1,9 @@
 // Write throughput of screens with and without the summaries' triggers (issue 13): 16
-// writers inserting or updating the screens of one job (they contend for its summary rows)
-// and of many jobs, each workload measured with the triggers enabled and disabled in turn,
-// every round. It runs after the read scenarios: it adds screens and, with the triggers
-// off, leaves the summaries stale.
+// writers inserting or updating the screens of one job and of many jobs, each workload
+// measured in three configurations every round, in an order that rotates from round to
+// round (each run leaves dead rows that slow the next): the summaries' triggers; none; and
+// the floor, the cheapest hook that appends anything (below). It runs after the read
+// scenarios: it adds screens and, with the triggers off, leaves the summaries stale.
 import { once } from 'node:events'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -21,7 +22,40 @@ export const WRITE_SCENARIOS: WriteScenario[] = [
   { name: 'update a score, many jobs', workload: 'update score', scope: 'many jobs' },
 ]
 
-export interface WriteRow { scenario: string, withTriggers: number, withoutTriggers: number, ratio: number, runs: { with: number[], without: number[] } }
+type Config = 'with' | 'floor' | 'without'
+const CONFIGS: Config[] = ['with', 'floor', 'without']
+const LABEL: Record<Config, string> = { with: 'triggers', floor: 'floor   ', without: 'none    ' }
+
+export interface WriteRow {
+  scenario: string
+  withTriggers: number
+  /** With only the floor hook. */
+  floor: number
+  withoutTriggers: number
+  ratio: number
+  floorRatio: number
+  runs: Record<Config, number[]>
+}
+
+// The floor: what any design that records a write in the writer's transaction pays at
+// least, measured rather than argued. A row trigger (the cheapest hook PL/pgSQL has) that
+// appends a constant row, computed from nothing, into a table shaped and indexed like the
+// deltas (job_id, id), whose index a reader needs to find a job's rows.
+const FLOOR_SETUP = `
+CREATE TABLE bench_write_floor (LIKE screen_summary_deltas INCLUDING DEFAULTS INCLUDING INDEXES);
+CREATE FUNCTION bench_write_floor () RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bench_write_floor (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
+  VALUES (NEW.job_id, NULL, 0, 0, 0, 0, 0, 0);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER bench_write_floor AFTER INSERT OR UPDATE ON screens FOR EACH ROW EXECUTE FUNCTION bench_write_floor();`
+const FLOOR_TEARDOWN = 'DROP TRIGGER IF EXISTS bench_write_floor ON screens; DROP FUNCTION IF EXISTS bench_write_floor(); DROP TABLE IF EXISTS bench_write_floor'
+const CONFIG_SQL: Record<Config, string> = {
+  with: 'ALTER TABLE screens ENABLE TRIGGER USER; ALTER TABLE screens DISABLE TRIGGER bench_write_floor',
+  floor: 'ALTER TABLE screens DISABLE TRIGGER USER; ALTER TABLE screens ENABLE TRIGGER bench_write_floor',
+  without: 'ALTER TABLE screens DISABLE TRIGGER USER',
+}
 
 async function runWriter (node: NodeBinary, options: WriterOptions): Promise<number> {
   const child = startChild('writer', node.path, ['--import', 'tsx', WRITER], { stdio: ['pipe', 'pipe', 'inherit'] })
@@ -42,13 +76,14 @@ export async function measureWrites (node: NodeBinary, ownerUrl: string, oneJobI
     const jobIds = (await client.query<{ id: string }>('SELECT id FROM jobs')).rows.map(r => r.id)
     const oneJobScreens = (await client.query<{ id: string }>("SELECT id FROM screens WHERE job_id = $1 AND status = 'completed' LIMIT 10000", [oneJobId])).rows.map(r => r.id)
     const anyScreens = (await client.query<{ id: string }>("SELECT id FROM screens TABLESAMPLE SYSTEM (2) REPEATABLE (1) WHERE status = 'completed' LIMIT 20000")).rows.map(r => r.id)
-    const triggers = async (on: boolean): Promise<void> => { await client.query(`ALTER TABLE screens ${on ? 'ENABLE' : 'DISABLE'} TRIGGER USER`) }
-    const runs = chosen.map(() => ({ with: [] as number[], without: [] as number[] }))
+    const runs = chosen.map((): Record<Config, number[]> => ({ with: [], floor: [], without: [] }))
+    await client.query(FLOOR_SETUP)
     try {
       for (let r = 1; r <= settings.rounds; r++) {
+        const order = CONFIGS.map((_, k) => CONFIGS[(k + r - 1) % CONFIGS.length]!)
         for (const [i, scenario] of chosen.entries()) {
-          for (const on of [true, false]) {
-            await triggers(on)
+          for (const config of order) {
+            await client.query(CONFIG_SQL[config])
             const tps = await runWriter(node, {
               url: ownerUrl,
               workload: scenario.workload,
@@ -57,18 +92,17 @@ export async function measureWrites (node: NodeBinary, ownerUrl: string, oneJobI
               connections: settings.connections,
               seconds: settings.seconds,
             })
-            runs[i]![on ? 'with' : 'without'].push(tps)
-            console.log(`  [${r}/${settings.rounds}] ${scenario.name.padEnd(38)} ${on ? 'triggers' : 'none    '} ${tps.toFixed(0).padStart(6)} tx/s`)
+            runs[i]![config].push(tps)
+            console.log(`  [${r}/${settings.rounds}] ${scenario.name.padEnd(38)} ${LABEL[config]} ${tps.toFixed(0).padStart(6)} tx/s`)
           }
         }
       }
     } finally {
-      await triggers(true)
+      await client.query(`${FLOOR_TEARDOWN}; ALTER TABLE screens ENABLE TRIGGER USER`)
     }
     return chosen.map((scenario, i) => {
-      const withTriggers = median(runs[i]!.with)
-      const withoutTriggers = median(runs[i]!.without)
-      return { scenario: scenario.name, withTriggers, withoutTriggers, ratio: withTriggers / withoutTriggers, runs: runs[i]! }
+      const [withTriggers, floor, withoutTriggers] = CONFIGS.map(c => median(runs[i]![c]))
+      return { scenario: scenario.name, withTriggers: withTriggers!, floor: floor!, withoutTriggers: withoutTriggers!, ratio: withTriggers! / withoutTriggers!, floorRatio: floor! / withoutTriggers!, runs: runs[i]! }
     })
   } finally {
     await client.end()
@@ -77,9 +111,9 @@ export async function measureWrites (node: NodeBinary, ownerUrl: string, oneJobI
 
 export function writesMarkdownTable (rows: WriteRow[]): string {
   return [
-    '| writes (16 writers) | with triggers (tx/s) | without (tx/s) | ratio |',
-    '|---|---:|---:|---:|',
-    ...rows.map(r => `| ${r.scenario} | ${r.withTriggers.toFixed(0)} | ${r.withoutTriggers.toFixed(0)} | ${r.ratio.toFixed(2)} |`),
+    '| writes (16 writers) | with triggers (tx/s) | floor hook (tx/s) | without (tx/s) | ratio | floor ÷ without |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.map(r => `| ${r.scenario} | ${r.withTriggers.toFixed(0)} | ${r.floor.toFixed(0)} | ${r.withoutTriggers.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.floorRatio.toFixed(2)} |`),
   ].join('\n')
 }
 
