@@ -6,6 +6,7 @@ import { clientReader } from '../src/db/rows.js'
 import { findJob, jobAnalytics, listJobs } from '../src/jobs/repository.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 import { createJob, createTenant } from '../test/helpers/fixtures.js'
+import { inZone } from '../test/helpers/zones.js'
 
 if (serverUrl === undefined) {
   console.error('Set TEST_DATABASE_URL to a PostgreSQL server database (a throwaway one is created beside it).')
@@ -37,8 +38,8 @@ try {
 
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['getJob: findJob', () => findJob(clientReader(prisma), acme.organizationId, big.id)],
-    ['analytics: UTC, whole history', () => jobAnalytics(clientReader(prisma), acme.organizationId, big.id, { tz: 'UTC' })],
-    ['analytics: Europe/Berlin, 12-week range', () => jobAnalytics(clientReader(prisma), acme.organizationId, big.id, { tz: 'Europe/Berlin', weeks: { first: '2025-06-02', last: '2025-08-18' } })],
+    ['analytics: UTC, whole history', () => jobAnalytics(clientReader(prisma), acme.organizationId, big.id, inZone('UTC'))],
+    ['analytics: Europe/Berlin, 12-week range', () => jobAnalytics(clientReader(prisma), acme.organizationId, big.id, { ...inZone('Europe/Berlin'), weeks: { first: '2025-06-02', last: '2025-08-18' } })],
     ['listJobs: first page of 20', () => listJobs(clientReader(prisma), acme.organizationId, { limit: 20 })],
   ]
   for (const [name, call] of calls) {

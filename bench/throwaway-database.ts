@@ -1,12 +1,15 @@
 // The bench's own database, made beside the one the URL names and dropped at the end (by the
 // cleanup, so also on failure or Ctrl-C). Migrated and granted as production is: the
-// migrations through the schema engine, then prisma/sql/api-role.sql for the API's role.
+// migrations through the schema engine and the zone rules, then prisma/sql/api-role.sql for
+// the API's role.
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { openServerDatabase } from '../src/db/database.js'
 import { applyMigrations } from '../src/db/migrations.js'
+import { zoneRules } from '../src/zones/rules.js'
+import { storeZoneRules } from '../src/zones/store.js'
 import { onCleanup } from './cleanup.js'
 
 /** The role the servers connect as: only the API's privileges, like production's. */
@@ -54,6 +57,8 @@ export async function createBenchDatabase (serverUrl: string): Promise<BenchData
   const db = openServerDatabase(url, { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 60_000, DB_STATEMENT_TIMEOUT_MS: 60_000 })
   try {
     await applyMigrations(db.adapterFactory)
+    // The zone rules, as production's migrate step stores them.
+    await storeZoneRules(db.prisma, zoneRules())
   } finally {
     await db.close()
   }

@@ -224,6 +224,77 @@ AS $function$
   HAVING sum(p.completed) > 0
 $function$;
 
+CREATE OR REPLACE FUNCTION public.job_completion_weeks_in_zone(job uuid, rule_set text, zone text, first_week timestamp without time zone DEFAULT NULL::timestamp without time zone, last_week timestamp without time zone DEFAULT NULL::timestamp without time zone)
+ RETURNS TABLE(week timestamp without time zone, completed integer, scored integer, score_sum numeric)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH rules AS MATERIALIZED (
+    SELECT * FROM zone_rules_of(rule_set, zone)
+  ), bounds AS (
+    -- With a range, only what can fall into it: a local Monday 00:00 is within 14 hours of the
+    -- same wall time in UTC; a day of slack on either side.
+    SELECT coalesce(timestamptz 'epoch' + (first_week - timestamp 'epoch') - interval '2 days', '-infinity'::timestamptz) AS lo,
+           coalesce(timestamptz 'epoch' + (last_week - timestamp 'epoch') + interval '9 days', 'infinity'::timestamptz) AS hi
+  ), windows AS MATERIALIZED (
+    -- Per stored row: the week that begins in the window, and where the zone splits it.
+    SELECT b.window_start, b.slot, utc_wall_time(b.window_start + interval '14 hours') AS monday, k.split,
+           coalesce(b.completed_through[k.i], 0) AS completed_before, coalesce(b.scored_through[k.i], 0) AS scored_before,
+           coalesce(b.score_sum_through[k.i], 0) AS score_sum_before,
+           b.completed_through[cardinality(b.quarters)] AS completed, b.scored_through[cardinality(b.quarters)] AS scored,
+           b.score_sum_through[cardinality(b.quarters)] AS score_sum
+    FROM bounds CROSS JOIN rules CROSS JOIN job_completion_boundaries b
+    CROSS JOIN LATERAL (
+      SELECT s.split, width_bucket(s.split - 1, b.quarters) AS i
+      FROM (SELECT CASE WHEN t.first = t.last AND rules.offsets[t.first + 1] % 900 = 0 AND rules.offsets[t.first + 1] BETWEEN -43200 AND 50400
+                        THEN (50400 - rules.offsets[t.first + 1]) / 900 END AS split
+            -- How many transitions there are up to the window's start and up to its last
+            -- instant: the same number when none falls inside it.
+            FROM (SELECT width_bucket(b.window_start, rules.transitions) AS first,
+                         width_bucket(b.window_start + interval '25 hours 59 minutes 59.999999 seconds', rules.transitions) AS last
+                  OFFSET 0) t
+            OFFSET 0) s
+      OFFSET 0) k
+    WHERE b.job_id = job AND b.window_start >= bounds.lo AND b.window_start < bounds.hi
+  ), parts AS (
+    SELECT monday - interval '7 days' AS week, completed_before AS completed, scored_before AS scored, score_sum_before AS score_sum
+    FROM windows WHERE split IS NOT NULL
+    UNION ALL
+    SELECT monday, completed - completed_before, scored - scored_before, score_sum - score_sum_before
+    FROM windows WHERE split IS NOT NULL
+    UNION ALL
+    SELECT date_trunc('week', zone_local_time(w.window_start + q.quarter * interval '15 minutes', rules.transitions, rules.offsets)),
+           q.completed, q.scored, q.score_sum
+    FROM rules, windows w
+    JOIN job_completion_boundaries b ON b.job_id = job AND b.window_start = w.window_start AND b.slot = w.slot
+    CROSS JOIN LATERAL (
+      SELECT u.quarter, u.completed - lag(u.completed, 1, 0) OVER r AS completed, u.scored - lag(u.scored, 1, 0) OVER r AS scored,
+             u.score_sum - lag(u.score_sum, 1, 0::numeric) OVER r AS score_sum
+      FROM unnest(b.quarters, b.completed_through, b.scored_through, b.score_sum_through) WITH ORDINALITY u(quarter, completed, scored, score_sum, i)
+      WINDOW r AS (ORDER BY u.i)
+    ) q
+    WHERE w.split IS NULL
+    UNION ALL
+    -- A segment since 1980 runs from a Monday 12:00 UTC to the Sunday 10:00 after: inside the
+    -- week of that Monday in every zone the service sends here (offsets from -12 to +14
+    -- hours), as a window's monday above. An earlier one is a completion time as it is.
+    SELECT CASE WHEN c.segment >= timestamptz '1980-01-01 00:00+00' THEN utc_wall_time(c.segment - interval '12 hours')
+                ELSE date_trunc('week', zone_local_time(c.segment, rules.transitions, rules.offsets)) END,
+           c.completed, c.scored, c.score_sum
+    FROM bounds, rules, job_completion_segments c
+    WHERE c.job_id = job AND c.segment >= bounds.lo AND c.segment < bounds.hi
+    UNION ALL
+    SELECT date_trunc('week', zone_local_time(d.bucket, rules.transitions, rules.offsets)), d.completed, d.scored, d.score_sum
+    FROM bounds, rules, screen_summary_deltas d
+    WHERE d.job_id = job AND d.bucket >= bounds.lo AND d.bucket < bounds.hi
+  )
+  SELECT p.week, sum(p.completed)::int, sum(p.scored)::int, sum(p.score_sum)
+  FROM parts p
+  WHERE first_week IS NULL OR p.week BETWEEN first_week AND last_week
+  GROUP BY p.week
+  HAVING sum(p.completed) > 0
+$function$;
+
 CREATE OR REPLACE FUNCTION public.job_weekly_bins(job uuid, tz text, first_week timestamp without time zone, last_week timestamp without time zone, completed integer, screens_read_max integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -249,6 +320,22 @@ BEGIN
       WHERE s.job_id = job AND s.status = 'completed'
       GROUP BY 1
     ) w
+    WHERE first_week IS NULL OR w.week BETWEEN first_week AND last_week);
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.job_weekly_bins_in_zone(job uuid, rule_set text, zone text, first_week timestamp without time zone, last_week timestamp without time zone)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+BEGIN
+  -- Each bin `["YYYY-MM-DD",completed,average]`: the average is the service's averageOf, as
+  -- float8out writes it, or null.
+  RETURN (
+    SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
+                             || coalesce(((trim_scale(w.score_sum) / nullif(w.scored, 0))::float8)::text, 'null') || ']', ',' ORDER BY w.week) || ']'
+    FROM job_completion_weeks_in_zone(job, rule_set, zone, first_week, last_week) w
     WHERE first_week IS NULL OR w.week BETWEEN first_week AND last_week);
 END
 $function$;
@@ -302,6 +389,41 @@ AS $function$
 BEGIN
   PERFORM expire_sync_tokens();
   RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.load_zone_rules(rules text)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+  doc jsonb := rules::jsonb;
+  set_id text;
+  bad text;
+BEGIN
+  IF jsonb_typeof(doc -> 'version') <> 'string' OR length(doc ->> 'version') NOT BETWEEN 1 AND 32 OR jsonb_typeof(doc -> 'zones') <> 'object' THEN
+    RAISE EXCEPTION 'zone rules: a version (1 to 32 characters) and an object of zones are required' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  set_id := (doc ->> 'version') || '-' || left(encode(sha256(convert_to(rules, 'UTF8')), 'hex'), 16);
+  INSERT INTO zone_rule_sets (id, version) VALUES (set_id, doc ->> 'version') ON CONFLICT (id) DO NOTHING;
+  IF NOT FOUND THEN RETURN set_id; END IF;
+  INSERT INTO zone_rules (rule_set, zone, transitions, offsets)
+  SELECT set_id, z.key,
+         ARRAY(SELECT to_timestamp(e.t::float8) FROM jsonb_array_elements_text(z.value -> 0) WITH ORDINALITY e(t, n) ORDER BY e.n),
+         ARRAY(SELECT e.o::int FROM jsonb_array_elements_text(z.value -> 1) WITH ORDINALITY e(o, n) ORDER BY e.n)
+  FROM jsonb_each(doc -> 'zones') z;
+  -- width_bucket needs the transitions in order; offsets stay within a day.
+  SELECT r.zone INTO bad FROM zone_rules r
+  WHERE r.rule_set = set_id
+    AND (EXISTS (SELECT 1 FROM unnest(r.transitions) WITH ORDINALITY u(t, i) WHERE u.t IS NULL OR u.t <= r.transitions[u.i - 1])
+         OR EXISTS (SELECT 1 FROM unnest(r.offsets) o WHERE o IS NULL OR abs(o) >= 86400))
+  LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'zone rules %: the transitions of % are not ascending, or an offset is not within a day', set_id, bad USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN set_id;
 END
 $function$;
 
@@ -659,6 +781,30 @@ BEGIN
   INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs ON CONFLICT DO NOTHING;
   RETURN NULL;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.utc_wall_time(t timestamp with time zone)
+ RETURNS timestamp without time zone
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT timestamp 'epoch' + (t - timestamptz 'epoch')
+$function$;
+
+CREATE OR REPLACE FUNCTION public.zone_local_time(t timestamp with time zone, transitions timestamp with time zone[], offsets integer[])
+ RETURNS timestamp without time zone
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT utc_wall_time(t) + offsets[width_bucket(t, transitions) + 1] * interval '1 second'
+$function$;
+
+CREATE OR REPLACE FUNCTION public.zone_rules_of(rule_set text, zone text)
+ RETURNS TABLE(transitions timestamp with time zone[], offsets integer[])
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT r.transitions[1:], r.offsets[1:] FROM zone_rules r WHERE r.rule_set = $1 AND r.zone = $2
 $function$;
 
 -- Triggers

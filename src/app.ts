@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from './config.js'
+import { configuredZoneRules, type Config } from './config.js'
 import type { Database } from './db/database.js'
 import healthRoutes from './health/routes.js'
 import jobRoutes from './jobs/routes.js'
@@ -22,6 +22,7 @@ import summaryFoldPlugin from './plugins/summary-fold.js'
 import changeLogPrunePlugin from './plugins/change-log-prune.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
+import { ZoneRulesStore } from './zones/store.js'
 
 export interface AppOptions {
   config: Config
@@ -46,6 +47,12 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(summaryFoldPlugin, { intervalMs: config.SUMMARY_FOLD_INTERVAL_MS })
   await app.register(changeLogPrunePlugin, { intervalMs: config.SYNC_PRUNE_INTERVAL_MS, retentionHours: config.SYNC_RETENTION_HOURS })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
+  // Analytics' zone rules, stored in the database at start (one read when they are there);
+  // a database out of reach then is not fatal: the first analytics request stores them.
+  const zoneRules = new ZoneRulesStore(database.prisma, configuredZoneRules(config))
+  app.addHook('onReady', async () => {
+    await zoneRules.ready().catch((error: unknown) => { app.log.warn({ err: error }, 'zone rules not stored yet: the first analytics request will') })
+  })
   let rateLimitStore: RateLimitStore | undefined
   await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })
 
@@ -56,7 +63,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
     await api.register(scopeGuardPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)
-    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX })
+    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX, zoneRules })
   }, { prefix: '/api' })
 
   return app

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { zoneRules, type ZoneRules } from './zones/rules.js'
 
 const Int = (options: { default: number, minimum: number, maximum: number, description: string }) =>
   Type.Integer(options)
@@ -39,6 +40,7 @@ export const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis for rate-limit counters shared by every instance; unset: in memory.' })),
   CORS_ORIGINS: Type.String({ default: '', pattern: '^(https?://[^\\s,]+(,https?://[^\\s,]+)*)?$', description: 'Comma-separated origins allowed by CORS; empty: CORS off.' }),
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'Bearer token of GET /metrics (Prometheus); unset: no /metrics.' })),
+  ZONE_RULES_FILE: Type.Optional(Type.String({ minLength: 1, description: 'Zone rules for analytics\' weeks: a moment-timezone packed data file (`data/packed/latest.json` of a release of the package). Unset: those of the moment-timezone pinned in package.json. Every instance should have the same (the ETag and the tzdata-version header name them).' })),
   UPGRADE_URL: Type.String({ default: '/dashboard/billing', pattern: '^/', description: 'Relative path of the billing page, in 403 bodies.' }),
 })
 
@@ -68,6 +70,15 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   }
   return candidate as Config
+}
+
+/** The zone rules the configuration names (ZONE_RULES_FILE, or the pinned package's); a bad file is a configuration error. */
+export function configuredZoneRules (config: Config): ZoneRules {
+  try {
+    return zoneRules(config.ZONE_RULES_FILE)
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ZONE_RULES_FILE=${JSON.stringify(config.ZONE_RULES_FILE)}: ${(error as Error).message}`)
+  }
 }
 
 /**

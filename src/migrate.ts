@@ -5,9 +5,10 @@
 // step does, so that the API never connects as the owner. They are the migrate step's
 // settings, not the service's: read here, not in the service's configuration.
 import { applyApiRole } from './db/api-role.js'
-import { ConfigError, loadConfig } from './config.js'
+import { configuredZoneRules, ConfigError, loadConfig } from './config.js'
 import { openServerDatabase } from './db/database.js'
 import { applyMigrations } from './db/migrations.js'
+import { storeZoneRules } from './zones/store.js'
 
 try {
   const config = loadConfig()
@@ -25,6 +26,10 @@ try {
       onRetry: (attempt, error) => { console.error(`a migration is waiting for a lock (attempt ${attempt}: ${error.message}); trying again`) },
     })
     console.log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.join(', ')}`)
+    // The release's zone rules, before its instances start (they would store them otherwise).
+    const rules = configuredZoneRules(config)
+    await storeZoneRules(db.prisma, rules)
+    console.log(`Zone rules: tzdata ${rules.version} (${rules.id}).`)
   } finally {
     await db.close()
   }

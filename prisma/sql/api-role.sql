@@ -10,12 +10,16 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'role') \gexec
 -- 15 on, only the owner of schema public may create objects in it (older versions grant
 -- CREATE to everyone). Temporary tables remain possible, as for any role.
 SELECT format('GRANT USAGE ON SCHEMA public TO %I', :'role') \gexec
-SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens, job_screen_stats, job_completion_segments, job_completion_boundaries, screen_summary_deltas, job_changes, job_changes_horizon TO %I', :'role') \gexec
+SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens, job_screen_stats, job_completion_segments, job_completion_boundaries, screen_summary_deltas, job_changes, job_changes_horizon, zone_rule_sets, zone_rules TO %I', :'role') \gexec
 -- The API folds the screens' summary deltas through fold_screen_summary_deltas(), a SECURITY
 -- DEFINER function that runs with its owner's rights: no write on the summaries is granted.
 SELECT format('GRANT EXECUTE ON FUNCTION fold_screen_summary_deltas(int) TO %I', :'role') \gexec
 -- Likewise the change log's upkeep (incremental sync): prune_job_changes(), SECURITY DEFINER.
 SELECT format('GRANT EXECUTE ON FUNCTION prune_job_changes(int, int) TO %I', :'role') \gexec
+-- Analytics' zone rules are read from the database; an instance stores its own when they are
+-- missing (another ZONE_RULES_FILE) through load_zone_rules(), SECURITY DEFINER, which files
+-- them under its own hash of them.
+SELECT format('GRANT EXECUTE ON FUNCTION load_zone_rules(text) TO %I', :'role') \gexec
 -- The one write: when a key was last used (throttled to once per 5 minutes per key).
 SELECT format('GRANT UPDATE (last_used_at) ON api_keys TO %I', :'role') \gexec
 -- A bound on any statement, whatever the pool says. (Not read-only by default: the write

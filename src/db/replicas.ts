@@ -75,8 +75,14 @@ const sqlState = (error: unknown): string | undefined => {
   return cause?.originalCode ?? cause?.code
 }
 
+/**
+ * Thrown by a read that found its database without what it needs and that the primary has (a
+ * replica that has not replayed it yet): the read is run on the next replica or the primary.
+ */
+export class ReadElsewhere extends Error {}
+
 /** Whether a read that failed on a replica is worth running elsewhere. */
-export const replicaFailed = (error: unknown): boolean => isDatabaseUnavailable(error) || sqlState(error) === '40001'
+export const replicaFailed = (error: unknown): boolean => error instanceof ReadElsewhere || isDatabaseUnavailable(error) || sqlState(error) === '40001'
 
 interface Member extends ReplicaClient, ReplicaState {}
 

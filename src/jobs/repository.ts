@@ -1,7 +1,7 @@
+import { ReadElsewhere } from '../db/replicas.js'
 import type { SqlReader } from '../db/rows.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
-import { databaseOffsets } from './zone-agreement.js'
 
 // Queries only. Every method takes the caller's organization and scopes inside the query
 // itself; a null result is the caller's 404. Each answer is one statement: the query
@@ -224,15 +224,6 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
   }
 }
 
-/**
- * Whether PostgreSQL refused a time zone name (SQLSTATE 22023): the runtime's list and the
- * database's can differ (old aliases, newer tzdata), and the database has the last word.
- */
-export function isUnknownTimeZone (error: unknown): boolean {
-  const cause = (error as { meta?: { driverAdapterError?: { cause?: { code?: string, message?: string } } } })?.meta?.driverAdapterError?.cause
-  return cause?.code === '22023' && /time zone/i.test(cause.message ?? '')
-}
-
 export interface WeeklyBinRow {
   week: string
   count: number
@@ -282,94 +273,87 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  * json_build_array writes it too), or null. With `weeks`, only the bins of those weeks; the
  * condition is in the text only then, where it costs an evaluation per screen.
  */
-const SMALL_JOB_BINS = (tz: string, weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
+const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
       SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
                                || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
       FROM (
-        SELECT date_trunc('week', s.completed_at AT TIME ZONE ${tz}) AS week, count(*)::int AS completed,
+        SELECT date_trunc('week', zone_local_time(s.completed_at, rules.transitions, rules.offsets)) AS week, count(*)::int AS completed,
                count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum
-        FROM screens s
+        FROM rules, screens s
         WHERE s.job_id = j.id AND s.status = 'completed'
         GROUP BY 1
       ) w
       ${weeks !== undefined ? PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : PrismaSql.empty})`
 
+/** The zone rules a statement computes local weeks with: a set loaded in the database (src/zones/store.ts) and one of its zones. */
+export interface ZoneRulesRef { set: string, zone: string }
+
+/** The rules a statement was to read are not in its database: a replica that has not replayed their load yet. */
+export class ZoneRulesMissing extends ReadElsewhere {
+  constructor (readonly rules: ZoneRulesRef) { super(`zone rules ${rules.set} of ${rules.zone} are not in this database`) }
+}
+
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
- * completion week, local to `tz` (PostgreSQL's time-zone database handles daylight saving),
- * ascending; with `weeks`, only the bins of those weeks. Null when the job is not the
- * caller's. One statement: the status counts and the version in one read of the job's
- * summaries and unfolded deltas; the bins of a small job from its screens, in the statement
- * (SMALL_JOB_BINS), and those of a larger one from `job_weekly_bins` (its JSON text since
- * migration 20261126010000_weekly_bins_as_text), which reads `job_completion_weeks` (two
- * rows a week: a segment inside the week and a boundary window split at the zone's Monday
- * 00:00, per slot written, plus the unfolded deltas, whatever the number of screens;
- * migration 20261123200000_summary_deltas).
+ * completion week, local to `rules`' zone (the service's zone rules, handed to the database
+ * as data: src/zones/), ascending; with `weeks`, only the bins of those weeks. Null when the
+ * job is not the caller's. One statement: the status counts and the version in one read of
+ * the job's summaries and unfolded deltas; the bins of a small job from its screens, in the
+ * statement (SMALL_JOB_BINS), and those of a larger one from `job_weekly_bins_in_zone`, which
+ * reads `job_completion_weeks_in_zone` (two rows a week: a segment inside the week and a
+ * boundary window split at the zone's Monday 00:00, per slot written, plus the unfolded
+ * deltas, whatever the number of screens; migrations 20261123200000_summary_deltas and
+ * 20261126120000_zone_rules).
  *
- * Prisma's groupBy cannot group by an expression (date_trunc), hence raw SQL. `tz` must be a
- * name PostgreSQL reads as a zone, not as an abbreviation (time-zones.ts); `name`, the one
- * the caller gave (default `tz`), must be known to PostgreSQL too. It is evaluated once
- * whatever the data (a subquery in FROM), so an unknown one is always refused, also for a
- * job that is not the caller's. With `probe`, the statement also reads the zone's offsets
- * (zone-agreement.ts), returned with the figures.
+ * Prisma's groupBy cannot group by an expression (a local week), hence raw SQL. Throws
+ * ZoneRulesMissing when the database lacks the rules (the read is then run elsewhere).
  */
-export async function jobAnalytics (reader: SqlReader, organizationId: string, jobId: string, options: { tz: string, name?: string, weeks?: WeekRange, probe?: boolean, screensReadMax?: number }): Promise<(VersionedAnalyticsRows & { offsets?: string }) | null> {
-  const { tz, name = tz, weeks, probe = false } = options
+export async function jobAnalytics (reader: SqlReader, organizationId: string, jobId: string, options: { rules: ZoneRulesRef, weeks?: WeekRange, screensReadMax?: number }): Promise<VersionedAnalyticsRows | null> {
+  const { rules, weeks } = options
   // Up to `screensReadMax` completed screens (none by default), the weekly bins are computed
   // from the screens (an index-only range scan, as the on-read baseline does) rather than
   // from the summaries, which cost about two rows per week of history whatever the job's
   // size: more than a small job's screens. The answer is the same either way, exact, in the
   // statement's one snapshot. The small job's branch is a subquery of the statement, the
-  // large job's a call of `job_weekly_bins` (plpgsql), which holds the summaries' plan: a
-  // function call costs nothing until it is evaluated, where a branch of plan nodes costs its
-  // executor start-up on every execution, taken or not (docs/summaries-design.md, "Small jobs
-  // read their screens"). Called only for a job above the threshold, the function always
-  // takes its summaries' branch. Its result is cast `::text`, a no-op on its text, as an
-  // instance of the release before read it when it returned json.
-  const screensReadMax = options.screensReadMax ?? 0
-  // The probe's subquery is in the text only when probing (the first request of a zone): a
-  // statement that holds it, even behind a false parameter, is costed with it in a generic
-  // plan, so PostgreSQL kept re-planning it for every request (a custom plan each time, 0.28
-  // ms of planning on a 200-screen job, counted with pg_stat_statements' track_planning).
+  // large job's a call of `job_weekly_bins_in_zone` (plpgsql), which holds the summaries'
+  // plan: a function call costs nothing until it is evaluated, where a branch of plan nodes
+  // costs its executor start-up on every execution, taken or not (docs/summaries-design.md,
+  // "Small jobs read their screens"). The zone's rules are read once (the `rules` CTE, or the
+  // function's own), only by the branch taken.
   // One row, the bins as one JSON array of [week, count, average]: each row of a raw result
   // costs Prisma more than its bytes, and a JSON value is parsed natively where PostgreSQL
   // arrays are parsed character by character (measured: 7% of an analytics request's CPU).
-  const rows = await reader.rows<Array<{ job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: string | null, offsets: string | null }>>(PrismaSql.sql`
-    SELECT j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
-           CASE WHEN j.id IS NULL THEN NULL
+  const screensReadMax = options.screensReadMax ?? 0
+  const rows = await reader.rows<Array<{ rules_found: boolean, job_id: string | null, completed: number, in_progress: number, expired: number, version: string, bins: string | null }>>(PrismaSql.sql`
+    WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
+    SELECT found.rules_found, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
+           CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
                 WHEN st.completed > ${screensReadMax}::int
-                  THEN job_weekly_bins(j.id, ${tz}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp, st.completed, ${screensReadMax}::int)::text
-                ELSE ${SMALL_JOB_BINS(tz, weeks)} END AS bins,
-           zone_check.offsets
-    FROM (SELECT now() AT TIME ZONE ${name} AS local_now, ${probe ? databaseOffsets(tz) : PrismaSql.sql`NULL::text`} AS offsets) zone_check
+                  THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
+                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins
+    FROM (SELECT EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone}) AS rules_found) found
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
              coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
       FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
-    ) st ON true
-    WHERE zone_check.local_now IS NOT NULL`)
-  const row = rows[0]
-  if (row === undefined || row.job_id === null) return null
+    ) st ON true`)
+  const row = rows[0]!
+  if (!row.rules_found) throw new ZoneRulesMissing(rules)
+  if (row.job_id === null) return null
   return {
     byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired },
     weeks: row.bins === null ? [] : (JSON.parse(row.bins) as Array<[string, number, number | null]>).map(([week, count, averageScore]) => ({ week, count, averageScore })),
     version: row.version,
-    ...(row.offsets !== null ? { offsets: row.offsets } : {}),
   }
 }
 
 /**
  * The job's summary version (see SUMMARY_VERSION) alone: what a 304 of analytics costs, one
- * index read of at most 8 rows. Null when the job is not the caller's. The zone's name is
- * checked as jobAnalytics checks it, so that a name PostgreSQL does not know is a 400 here too.
+ * index read of at most 8 rows. Null when the job is not the caller's.
  */
-export async function analyticsVersion (reader: SqlReader, organizationId: string, jobId: string, name: string): Promise<string | null> {
-  const rows = await reader.rows<Array<{ job_id: string | null, version: string }>>(PrismaSql.sql`
-    SELECT j.id AS job_id, ${SUMMARY_VERSION} AS version
-    FROM (SELECT now() AT TIME ZONE ${name} AS local_now) zone_check
-    LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
-    WHERE zone_check.local_now IS NOT NULL`)
-  const row = rows[0]
-  return row === undefined || row.job_id === null ? null : row.version
+export async function analyticsVersion (reader: SqlReader, organizationId: string, jobId: string): Promise<string | null> {
+  const rows = await reader.rows<Array<{ version: string }>>(PrismaSql.sql`
+    SELECT ${SUMMARY_VERSION} AS version FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
+  return rows[0]?.version ?? null
 }

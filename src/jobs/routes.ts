@@ -1,21 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ApiError, invalidRequest, jobNotFound } from '../errors.js'
+import { databaseUnavailable, invalidRequest, jobNotFound } from '../errors.js'
 import type { Job } from '../schemas/job.js'
 import { JobSchema } from '../schemas/job.js'
 import { JobListSchema, ListJobsQuery, type JobList } from '../schemas/job-list.js'
 import { analyticsExample, jobExample } from '../schemas/examples.js'
 import { ConditionalHeaders, JobParams } from '../schemas/params.js'
-import { errorResponses, notModifiedResponse, okResponse } from '../schemas/responses.js'
+import { errorResponses, notModifiedResponse, notModifiedWith, okResponse, TZDATA_VERSION } from '../schemas/responses.js'
 import { CursorCodec } from './cursor.js'
 import { SignedJson } from './signed.js'
 import { SyncTokens } from '../sync/tokens.js'
 import { syncJobsPage, walkPoint } from '../sync/pages.js'
 import { presentJob } from './present.js'
 import { buildAnalytics, mondayOf, rangeProblems } from './analytics.js'
-import { readTimeZone, suggestionFor, tzProblem } from './time-zones.js'
-import { firstDifference } from './zone-agreement.js'
-import { analyticsVersion, findJob, isUnknownTimeZone, jobAnalytics, listJobs } from './repository.js'
+import { readTimeZone, tzProblem } from '../zones/names.js'
+import type { ZoneRulesStore } from '../zones/store.js'
+import { analyticsVersion, findJob, jobAnalytics, listJobs, ZoneRulesMissing } from './repository.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../plugins/caching.js'
 import { version as serviceVersion } from '../version.js'
 import { requirePro } from '../plugins/plan-guard.js'
@@ -23,32 +23,20 @@ import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schema
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
-// A name the runtime knows and PostgreSQL does not (an alias IANA dropped, or newer data).
-const unknownToDatabase = (tz: string): ApiError => invalidRequest([tzProblem(tz, `is not in the database's time-zone data${suggestionFor(tz)}`)])
+const MAX_INT4 = 2_147_483_647
 
-/** Seconds east of UTC as ±HH:MM[:SS]. */
-function offsetText (seconds: number): string {
-  const a = Math.abs(seconds)
-  const [h, m, s] = [Math.floor(a / 3600), Math.floor(a / 60) % 60, a % 60].map(n => String(n).padStart(2, '0'))
-  return `${seconds < 0 ? '-' : '+'}${h}:${m}${s === '00' ? '' : `:${s}`}`
-}
-
-const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string, screensReadMax: number }> = async (app, { cursorSecret, upgradeUrl, screensReadMax }) => {
+const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }> = async (app, { cursorSecret, upgradeUrl, screensReadMax, zoneRules }) => {
   const signer = new SignedJson(cursorSecret)
   const cursors = new CursorCodec(signer)
   const syncTokens = new SyncTokens(signer)
-  // Zones whose readings by the database and by the runtime were compared (zone-agreement.ts):
-  // the reason to refuse one that differs, or '' when they agree. Per app, so per database.
-  const zoneComparisons = new Map<string, string>()
+  const { rules } = zoneRules
 
   /** The checks of the analytics query that a JSON schema cannot express: still a 400, before the plan guard. */
   async function validateAnalyticsQuery (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
     const { tz = 'UTC', from, to } = request.query
-    const reading = readTimeZone(tz)
-    const disagreement = 'zone' in reading ? zoneComparisons.get(reading.zone) : undefined
+    const reading = readTimeZone(tz, rules)
     const details = [
       ...('refused' in reading ? [tzProblem(tz, reading.refused)] : []),
-      ...(disagreement !== undefined && disagreement !== '' ? [tzProblem(tz, disagreement)] : []),
       ...rangeProblems(from, to),
     ]
     if (details.length > 0) throw invalidRequest(details)
@@ -84,7 +72,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
         '',
         '- `completion_rate`: round(100 × completed / total), halves up; 0 with no screens.',
         '- `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.',
-        '- `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.',
+        '- `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected, by the zone rules of the tzdata release that the `Tzdata-Version` header names), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.',
         '',
         'Send the `ETag` back in `If-None-Match` to get a 304 while the job\'s screens have not changed: it is answered from a version of the job\'s figures, without computing them, whatever the job\'s size.',
         '',
@@ -98,8 +86,8 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       querystring: AnalyticsQuery,
       headers: ConditionalHeaders,
       response: {
-        200: okResponse(Type.Ref(JobAnalyticsSchema), 'The job\'s analytics.', analyticsExample),
-        304: notModifiedResponse,
+        200: okResponse(Type.Ref(JobAnalyticsSchema), 'The job\'s analytics.', analyticsExample, TZDATA_VERSION),
+        304: notModifiedWith(TZDATA_VERSION),
         ...errorResponses([400, 401, 404], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }, { scope: 'analytics:read', plan: true }),
       },
     },
@@ -108,39 +96,39 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     const organizationId = request.caller.organization.id
     const { jobId } = request.params
     const { tz = 'UTC', from, to } = request.query
-    // The zone the name is read as (validateAnalyticsQuery refused the others): PostgreSQL
-    // computes in it and the ETag names it, so that no two readings of a name share an ETag.
-    const reading = readTimeZone(tz)
+    // The zone the name stands for in the service's rules (validateAnalyticsQuery refused the
+    // others): the statement computes with its rules, and the ETag names them and it.
+    const reading = readTimeZone(tz, rules)
     if (!('zone' in reading)) throw invalidRequest([tzProblem(tz, reading.refused)])
     const { zone } = reading
     const range = from !== undefined && to !== undefined ? { from, to } : undefined
     const weeks = range !== undefined ? { weeks: { first: mondayOf(range.from), last: mondayOf(range.to) } } : {}
     // The ETag names the job's summary version and every input of the answer (the service
-    // version too: a release may compute the same data differently), so that a poll whose
-    // data did not change is answered from the version alone, one read of at most 8 rows.
-    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, zone, from ?? '', to ?? ''])
-    const zoneChecked = (error: unknown): never => { throw isUnknownTimeZone(error) ? unknownToDatabase(tz) : error }
+    // version too: a release may compute the same data differently; and the rules' id: two
+    // instances on two tzdata releases never give one ETag for two answers), so that a poll
+    // whose data did not change is answered from the version alone, one read of at most 8 rows.
+    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? ''])
     const conditional = request.headers['if-none-match']
     if (conditional !== undefined) {
-      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId, tz)).catch(zoneChecked)
+      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId))
       if (current === null) throw jobNotFound()
       const etag = etagAt(current)
-      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply, etag)
+      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
     }
-    // The first answer in a zone also compares the database's reading of it with the
-    // runtime's, in the same statement; UTC needs no comparison.
-    const probe = zone !== 'UTC' && !zoneComparisons.has(zone)
-    const rows = await app.database.read(async reader => await jobAnalytics(reader, organizationId, jobId, { tz: zone, name: tz, ...weeks, probe, screensReadMax })).catch(zoneChecked)
+    await zoneRules.ready()
+    // A zone whose rules the summaries cannot answer exactly (none in tzdata 2026f: see
+    // zones/rules.ts) is binned from the job's screens, whatever their number.
+    const readMax = rules.summarizable(zone) ? screensReadMax : MAX_INT4
+    const rows = await app.database.read(async reader => await jobAnalytics(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...weeks, screensReadMax: readMax }))
+      .catch((error: unknown) => {
+        // Read on the primary, which had them: deleted since. Stored again by the next request.
+        if (!(error instanceof ZoneRulesMissing)) throw error
+        request.log.error({ err: error }, 'zone rules missing from the primary')
+        zoneRules.forget()
+        throw databaseUnavailable()
+      })
     if (rows === null) throw jobNotFound()
-    if (rows.offsets !== undefined) {
-      const difference = firstDifference(zone, rows.offsets)
-      zoneComparisons.set(zone, difference === undefined ? '' : `is read as ${zone}, which the database's time-zone data and the service's read differently (at ${difference.at}: UTC${offsetText(difference.database)} and UTC${offsetText(difference.runtime)}; tzdata versions differ)`)
-      if (difference !== undefined) {
-        request.log.warn({ zone, ...difference }, 'time zone read differently by the database and the runtime: refused')
-        throw invalidRequest([tzProblem(tz, zoneComparisons.get(zone)!)])
-      }
-    }
-    reply.header('etag', etagAt(rows.version))
+    reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
     return buildAnalytics(rows, range)
   })
 

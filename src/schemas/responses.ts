@@ -18,6 +18,8 @@ const RATE_LIMIT = {
 const ETAG = header('Entity tag of the body; send it back in `If-None-Match`.', { type: 'string', maxLength: 64, pattern: '^"[A-Za-z0-9_-]+"$' })
 const CACHE_CONTROL = header('`private, no-cache`: the data is per caller; revalidate every time.', { type: 'string', enum: ['private, no-cache'] })
 const RETRY_AFTER = header('Seconds to wait before retrying.', seconds)
+/** Analytics' weeks: the release of IANA's tzdata whose rules they were computed with. */
+export const TZDATA_VERSION = { 'Tzdata-Version': header('The IANA tzdata release (e.g. `2026f`) whose zone rules placed the completions in local weeks. The same data with other rules may give other weeks, and another ETag.', { type: 'string', maxLength: 32, pattern: '^[0-9A-Za-z._-]{1,32}$' }) }
 
 export function jsonResponse (schema: TSchema, description: string, example: unknown, headers: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -27,16 +29,19 @@ export function jsonResponse (schema: TSchema, description: string, example: unk
   }
 }
 
-/** A 200 of a GET: the body, with its ETag. */
-export function okResponse (schema: TSchema, description: string, example: unknown): Record<string, unknown> {
-  return jsonResponse(schema, description, example, { ETag: ETAG, 'Cache-Control': CACHE_CONTROL })
+/** A 200 of a GET: the body, with its ETag (and `headers` of the operation's own). */
+export function okResponse (schema: TSchema, description: string, example: unknown, headers: Record<string, unknown> = {}): Record<string, unknown> {
+  return jsonResponse(schema, description, example, { ETag: ETAG, 'Cache-Control': CACHE_CONTROL, ...headers })
 }
 
-export const notModifiedResponse = {
+/** A 304: no body, the ETag, and `headers` of the operation's own. */
+export const notModifiedWith = (headers: Record<string, unknown>) => ({
   type: 'null',
   description: 'Not modified: the `If-None-Match` ETag is still current. No body.',
-  headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT, ETag: ETAG, 'Cache-Control': CACHE_CONTROL },
-}
+  headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT, ETag: ETAG, 'Cache-Control': CACHE_CONTROL, ...headers },
+})
+
+export const notModifiedResponse = notModifiedWith({})
 
 const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   400: 'A path, query or header value is invalid; `details` names each one.',

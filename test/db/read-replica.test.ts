@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
@@ -10,6 +11,8 @@ import { applyMigrations } from '../../src/db/migrations.js'
 import { serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
+
+const OLDER_RULES = createRequire(import.meta.url).resolve('moment-timezone-2025b/data/packed/latest.json')
 
 // DATABASE_REPLICA_URLS for real: a primary and a streaming standby made with PostgreSQL's
 // own tools (test/helpers/replication.ts), the app connected as the API's restricted role.
@@ -127,6 +130,30 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     await control.query('SELECT pg_wal_replay_resume()')
     const backAfter = await until('the replica is back in use', async () => replicaState().status === 'up', 5000)
     figures.push(`back in use ${backAfter.toFixed(0)} ms after replay resumed`)
+  })
+
+  await t.test('zone rules the standby has not replayed: that analytics read runs on the primary', async t => {
+    await writeAndReplay()
+    const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await control.connect()
+    t.teardown(() => control.end())
+    await control.query('SELECT pg_wal_replay_pause()')
+    // An instance on another tzdata release stores its rules on the primary at its start.
+    const olderConfig = loadConfig({ ...Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)])), ZONE_RULES_FILE: OLDER_RULES })
+    const olderApp = await buildApp({ config: olderConfig, database: openServerDatabase(config.DATABASE_URL!, olderConfig, { replicaUrls: [config.DATABASE_REPLICA_URLS] }) })
+    t.teardown(() => olderApp.close())
+    await olderApp.ready()
+    await until('its replica is up', async () => olderApp.database.replicas()[0]!.status === 'up', 5000)
+    const onStandby = (await control.query<{ n: number }>('SELECT count(*)::int AS n FROM zone_rule_sets WHERE version = $1', ['2025b'])).rows[0]!.n
+    t.equal(onStandby, 0, 'the paused standby lacks the rules')
+    const res = await olderApp.inject({ url: `/api/jobs/${job.id}/analytics?tz=Asia/Kathmandu`, headers: tenant.auth })
+    t.equal(res.statusCode, 200, 'answered')
+    t.equal(res.headers['tzdata-version'], '2025b')
+    t.same(res.json().average_score_by_week, [{ week: '2026-01-05', count: 1, average_score: 80 }])
+    t.equal(olderApp.database.replicas()[0]!.reason, 'read_failed', 'by the primary, after the standby said it lacked the rules')
+    await control.query('SELECT pg_wal_replay_resume()')
+    await until('the replica is back in use', async () => replicaState().status === 'up', 5000)
+    figures.push('zone rules missing on the standby: the analytics read ran on the primary (200)')
   })
 
   await t.test('a sync read on the replica: tokens from the standby\'s snapshots; a change it has not replayed comes in a later sync', async t => {

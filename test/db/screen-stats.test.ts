@@ -12,6 +12,9 @@ import { findJob, jobAnalytics as versionedAnalytics } from '../../src/jobs/repo
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { onReadAnalytics, onReadJobStats } from '../helpers/on-read.js'
+import { inZone } from '../helpers/zones.js'
+import { zoneRules } from '../../src/zones/rules.js'
+import { storeZoneRules } from '../../src/zones/store.js'
 import { clientReader } from '../../src/db/rows.js'
 
 // The summaries' upkeep outside the API: the drift check and its repair, the migration's
@@ -61,7 +64,7 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
   // up quarter hour by quarter hour, but the running totals are out of order (in UTC, both
   // completions would land in one week).
   t.equal(await prisma.$executeRaw`UPDATE job_completion_boundaries SET quarters = ARRAY[quarters[2], quarters[1]] WHERE job_id = ${e.id}::uuid AND cardinality(quarters) = 2`, 1)
-  t.not(JSON.stringify(await jobAnalytics(clientReader(prisma), tenant.organizationId, e.id, { tz: 'UTC' })), JSON.stringify(await onReadAnalytics(prisma, e.id, 'UTC')), 'that damage changes the answer')
+  t.not(JSON.stringify(await jobAnalytics(clientReader(prisma), tenant.organizationId, e.id, inZone('UTC'))), JSON.stringify(await onReadAnalytics(prisma, e.id, 'UTC')), 'that damage changes the answer')
   const found = await verifyScreenStats(prisma)
   t.same(found.drift, { jobs: 1, segments: 2, quarters: 2, malformed: 1, jobIds: [a.id, b.id, c.id, d.id, e.id].sort() }, 'each damage is found, and nothing else')
   t.same(found.repaired, [], 'without --fix, nothing is changed')
@@ -77,7 +80,7 @@ t.test('verify-stats finds summaries damaged on purpose, and --fix repairs them'
     const found = await findJob(clientReader(prisma), tenant.organizationId, job.id)
     t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(prisma, job.id), 'get job answers as on read')
     for (const tz of ['Asia/Kathmandu', 'UTC']) {
-      t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz }), await onReadAnalytics(prisma, job.id, tz), `analytics answer as on read (${tz})`)
+      t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, inZone(tz)), await onReadAnalytics(prisma, job.id, tz), `analytics answer as on read (${tz})`)
     }
   }
 })
@@ -89,7 +92,7 @@ const timeOf = (version: string): bigint => BigInt(version.split(':')[1]!)
 t.test('a version counts changes: a fold keeps it, a repair and a rebuild move it on', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
-  const version = async () => (await versionedAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz: 'UTC' }))!.version
+  const version = async () => (await versionedAnalytics(clientReader(prisma), tenant.organizationId, job.id, inZone('UTC')))!.version
   const before = await version()
   t.match(before, /^\d+:\d+:-?\d+$/, `changes:time:hash: ${before}`)
   await foldScreenStats(prisma)
@@ -106,7 +109,7 @@ t.test('a version counts changes: a fold keeps it, a repair and a rebuild move i
 t.test('a version never comes back: after a backup of the summaries is put back, the next write moves past what was given out since', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
-  const version = async () => (await versionedAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz: 'UTC' }))!.version
+  const version = async () => (await versionedAnalytics(clientReader(prisma), tenant.organizationId, job.id, inZone('UTC')))!.version
   await foldScreenStats(prisma)
   const backup = await prisma.$queryRaw<Array<{ slot: number, version: bigint, changes: bigint, hash: bigint }>>`SELECT slot, version, changes, changes_hash AS hash FROM job_screen_stats WHERE job_id = ${job.id}::uuid`
   const given: string[] = [await version()]
@@ -152,10 +155,10 @@ t.test('completions far from now: before 1980, and windows past 2038 (epochs bey
   await createScreens(prisma, job.id, ['1979-12-30T23:10:00Z', '1979-06-04T03:00:00Z', '2040-01-01T11:00:00Z', '2040-01-02T02:00:00Z', '2040-01-05T00:00:00Z', '2999-12-29T23:45:00Z']
     .map((iso, i) => ({ status: 'completed' as const, score: 10 * i, completedAt: at(iso), startedAt: started })))
   for (const tz of ['UTC', 'Asia/Kathmandu', 'America/Anchorage', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
-    t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz }), await onReadAnalytics(prisma, job.id, tz), tz)
+    t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, inZone(tz)), await onReadAnalytics(prisma, job.id, tz), tz)
   }
   const weeks = { first: '2039-12-26', last: '2040-01-09' }
-  t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz: 'Asia/Kathmandu', weeks }), await onReadAnalytics(prisma, job.id, 'Asia/Kathmandu', weeks), 'a range in 2040')
+  t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, { ...inZone('Asia/Kathmandu'), weeks }), await onReadAnalytics(prisma, job.id, 'Asia/Kathmandu', weeks), 'a range in 2040')
 })
 
 t.test('npm run admin -- verify-stats [--fix]: exit 1 on drift, 0 once repaired', { skip: db.url === undefined ? 'the command line needs a server database (TEST_DATABASE_URL): the embedded test database lives in this process' : false }, async t => {
@@ -224,6 +227,7 @@ for (const cut of [SUMMARIES, BOUNDARIES]) {
     await old.prisma.$executeRawUnsafe(`GRANT SELECT ON ${cut === SUMMARIES ? 'screens' : 'job_screen_stats, job_completion_segments'} TO summaries_reader`)
 
     t.same(await applyMigrations(new PrismaPGlite(pglite)), names.filter(n => n >= cut))
+    await storeZoneRules(old.prisma, zoneRules())
     if (cut === BOUNDARIES) {
       const [grant] = await old.prisma.$queryRaw<Array<{ ok: boolean }>>`SELECT has_table_privilege('summaries_reader', 'job_completion_boundaries', 'SELECT') AS ok`
       t.ok(grant!.ok, 'a role that could read the segments can read the boundary windows')
@@ -233,10 +237,10 @@ for (const cut of [SUMMARIES, BOUNDARIES]) {
       const found = await findJob(clientReader(old.prisma), tenant.organizationId, job.id)
       t.same({ interviewCount: found?.interviewCount, averageScore: found?.averageScore }, await onReadJobStats(old.prisma, job.id), `get job ${job.id}`)
       for (const tz of ['UTC', 'Europe/Berlin', 'America/Anchorage', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Chatham', 'America/St_Johns', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
-        t.same(await jobAnalytics(clientReader(old.prisma), tenant.organizationId, job.id, { tz }), await onReadAnalytics(old.prisma, job.id, tz), `analytics in ${tz}`)
+        t.same(await jobAnalytics(clientReader(old.prisma), tenant.organizationId, job.id, inZone(tz)), await onReadAnalytics(old.prisma, job.id, tz), `analytics in ${tz}`)
       }
       const weeks = { first: '2024-06-03', last: '2024-09-30' }
-      t.same(await jobAnalytics(clientReader(old.prisma), tenant.organizationId, job.id, { tz: 'Asia/Kathmandu', weeks }), await onReadAnalytics(old.prisma, job.id, 'Asia/Kathmandu', weeks), 'analytics of a range')
+      t.same(await jobAnalytics(clientReader(old.prisma), tenant.organizationId, job.id, { ...inZone('Asia/Kathmandu'), weeks }), await onReadAnalytics(old.prisma, job.id, 'Asia/Kathmandu', weeks), 'analytics of a range')
     }
     t.ok((await onReadJobStats(old.prisma, jobs[0]!.id)).interviewCount > 1000, 'the data is there')
   })
@@ -262,13 +266,13 @@ t.test('rows a reader would misread are malformed whatever their figures add up 
   await verifyScreenStats(prisma, { fix: true })
   await foldScreenStats(prisma)
   t.same(await check(), clean, 'repaired, and folded')
-  for (const tz of ['UTC', 'America/Los_Angeles']) t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz }), await onReadAnalytics(prisma, job.id, tz), tz)
+  for (const tz of ['UTC', 'America/Los_Angeles']) t.same(await jobAnalytics(clientReader(prisma), tenant.organizationId, job.id, inZone(tz)), await onReadAnalytics(prisma, job.id, tz), tz)
 })
 
 t.test('TRUNCATE counts a job\'s unfolded deltas: its version never goes back', async t => {
   const tenant = await createTenant(prisma)
   const job = await jobWithScreens(tenant)
-  const version = async () => (await versionedAnalytics(clientReader(prisma), tenant.organizationId, job.id, { tz: 'UTC' }))!.version
+  const version = async () => (await versionedAnalytics(clientReader(prisma), tenant.organizationId, job.id, inZone('UTC')))!.version
   const before = await version()
   t.equal((await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM job_screen_stats WHERE job_id = ${job.id}::uuid`)[0]!.n, 0, 'no summary row yet: deltas only')
   await prisma.$executeRawUnsafe('TRUNCATE screens')

@@ -8,6 +8,8 @@ import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { embeddedDatabase, openServerDatabase, type ClientOptions, type Database } from '../../src/db/database.js'
 import { applyMigrations, readMigrations } from '../../src/db/migrations.js'
+import { zoneRules } from '../../src/zones/rules.js'
+import { storeZoneRules } from '../../src/zones/store.js'
 
 // Each test file gets a database of its own, already migrated: cloned from a template that
 // is built once per migration set (a PGlite dump on disk, or a template database on the
@@ -27,6 +29,7 @@ async function migrationsHash (): Promise<string> {
   const h = createHash('sha256')
   for (const m of list.migrationDirectories) h.update(m.path).update(m.migrationFile.content.value)
   h.update(await readFile(API_ROLE_SCRIPT))
+  h.update(zoneRules().id)
   return h.digest('hex').slice(0, 16)
 }
 
@@ -49,6 +52,8 @@ async function embeddedTemplate (): Promise<Blob> {
   if (cached !== undefined) return new Blob([cached])
   const db = new PGlite()
   await applyMigrations(new PrismaPGlite(db))
+  // The zone rules, as the migrate step stores them (else each app would, at its start).
+  await db.query('SELECT load_zone_rules($1)', [zoneRules().text])
   const dump = await db.dumpDataDir('gzip')
   await db.close()
   await mkdir(CACHE, { recursive: true })
@@ -90,6 +95,7 @@ async function serverTemplate (admin: pg.Client, base: string): Promise<string> 
       await admin.query(`CREATE DATABASE ${building}`)
       const db = openServerDatabase(databaseUrl(base, building), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
       await applyMigrations(db.adapterFactory)
+      await storeZoneRules(db.prisma, zoneRules())
       await db.close()
       // Grants live in the database, so every clone has them; the role is cluster-wide.
       await grantApiRole(databaseUrl(base, building), API_ROLE)

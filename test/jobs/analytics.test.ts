@@ -3,6 +3,7 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type ScreenInput } from '../helpers/fixtures.js'
 import { clientReader } from '../../src/db/rows.js'
+import { inZone } from '../helpers/zones.js'
 
 const { app, prisma } = await buildTestApp(t, { env: { UPGRADE_URL: '/billing/upgrade' } })
 const pro = await createTenant(prisma, { plan: 'pro' })
@@ -46,10 +47,10 @@ t.test('the analytics object', async t => {
 t.test('the queries are scoped to the organization: another one gets nothing for the same job', async t => {
   const { jobAnalytics } = await import('../../src/jobs/repository.js')
   const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
-  const { version, ...figures } = (await jobAnalytics(clientReader(prisma), pro.organizationId, job.id, { tz: 'UTC' }))!
+  const { version, ...figures } = (await jobAnalytics(clientReader(prisma), pro.organizationId, job.id, inZone('UTC')))!
   t.same(figures, { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }] }, 'its organization sees its screens')
   t.match(version, /^\d+:\d+:-?\d+$/, 'and their version: changes:time:hash')
-  t.equal(await jobAnalytics(clientReader(prisma), other.organizationId, job.id, { tz: 'UTC' }), null, 'another sees no counts and no job')
+  t.equal(await jobAnalytics(clientReader(prisma), other.organizationId, job.id, inZone('UTC')), null, 'another sees no counts and no job')
 })
 
 t.test('a job without screens: zeros, all three keys, no bins', async t => {

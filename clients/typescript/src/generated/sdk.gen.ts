@@ -55,7 +55,7 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
  *
  * - `completion_rate`: round(100 × completed / total), halves up; 0 with no screens.
  * - `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.
- * - `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.
+ * - `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected, by the zone rules of the tzdata release that the `Tzdata-Version` header names), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.
  *
  * Send the `ETag` back in `If-None-Match` to get a 304 while the job's screens have not changed: it is answered from a version of the job's figures, without computing them, whatever the job's size.
  *
