@@ -1,4 +1,5 @@
 import t from 'tap'
+import { zoneRules } from '../../src/zones/rules.js'
 import { createClient, createConfig, type Client } from '../../clients/typescript/src/generated/client/index.js'
 import {
   getJob, getJobAnalytics, getMe, listJobs,
@@ -90,6 +91,7 @@ t.test('listJobs: a limit=2 walk along next_cursor returns the whole limit=100 p
 t.test('getJobAnalytics: 200 for Pro, 403 upgrade for free, 401 without a key, 404 for a missing job', async t => {
   const { data, response } = await getJobAnalytics({ client: pro, path: { jobId }, throwOnError: true })
   t.equal(response.status, 200)
+  t.equal(response.headers.get('tzdata-version'), zoneRules().version, 'the tzdata release of the weeks, in its header')
   const analytics: JobAnalytics = data
   t.match(analytics, { total_interviews: 80 } satisfies Partial<JobAnalytics>)
   const statuses: Array<keyof JobAnalytics['interviews_by_status']> = ['completed', 'expired', 'in_progress']

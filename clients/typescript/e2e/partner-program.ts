@@ -119,6 +119,12 @@ assert.equal(second.notModified, true)
 assert.deepEqual(second.data, first.data)
 assert.deepEqual(polls.statuses, [200, 304])
 console.log(`polling: statuses ${polls.statuses.join(', ')}; the 304 served the cached body (notModified ${second.notModified})`)
+const weekly = await poller.pollJobAnalytics(jobId, { tz: 'America/Vancouver' })
+const weeklyAgain = await poller.pollJobAnalytics(jobId, { tz: 'America/Vancouver' })
+assert.match(weekly.tzdataVersion ?? '', /^20\d\d[a-z]$/)
+assert.equal(weeklyAgain.notModified, true)
+assert.equal(weeklyAgain.tzdataVersion, weekly.tzdataVersion, 'the 304 replays the header too')
+console.log(`analytics polled: tzdata ${weekly.tzdataVersion}, then a 304 with it`)
 
 // A key limited to 2 requests a 2-second window: the third request is answered 429.
 const limitedUrl = env('LIMITED_URL')

@@ -28,6 +28,13 @@ export type AnalyticsQuery = NonNullable<GetJobAnalyticsData['query']>
 export interface Polled<T> { data: T, notModified: boolean }
 
 /**
+ * `pollJobAnalytics`' answer, with the IANA tzdata release whose zone rules placed the
+ * completions in weeks (the `Tzdata-Version` header): the same data may fall in other weeks
+ * by another release's rules.
+ */
+export interface PolledAnalytics extends Polled<JobAnalytics> { tzdataVersion: string | undefined }
+
+/**
  * The API's operations as methods that return the body or throw a `ScreeningApiError`.
  * `client` is the generated client underneath, for the generated functions of this package.
  */
@@ -65,10 +72,13 @@ export class ScreeningClient {
     return (await this.pollJobAnalytics(jobId, query)).data
   }
 
-  /** `getJobAnalytics`, saying whether the body is unchanged since the last call (needs `etagCache`). */
-  async pollJobAnalytics (jobId: string, query: AnalyticsQuery = {}): Promise<Polled<JobAnalytics>> {
+  /**
+   * `getJobAnalytics`, saying whether the body is unchanged since the last call (needs
+   * `etagCache`), and which tzdata release's zone rules its weeks follow.
+   */
+  async pollJobAnalytics (jobId: string, query: AnalyticsQuery = {}): Promise<PolledAnalytics> {
     const { data, response } = await getJobAnalytics({ client: this.client, path: { jobId }, query, throwOnError: true })
-    return { data, notModified: isNotModified(response) }
+    return { data, notModified: isNotModified(response), tzdataVersion: response.headers.get('tzdata-version') ?? undefined }
   }
 
   /** One page of the organization's jobs, newest first; pass `next_cursor` back as `cursor`. */
