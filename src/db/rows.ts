@@ -22,8 +22,8 @@ export const clientReader = (prisma: PrismaClient): SqlReader => ({
  * interpreter, serializing the adapter's result and deserializing it again) cost a small get
  * job about twice what the adapter does, more than the statement's whole round trip
  * (docs/performance.md, "Prisma's client on the read path"). Errors keep the client's shape
- * (`meta.driverAdapterError`), which the checks for an unavailable database, a replica that
- * failed and an unknown time zone read.
+ * (`meta.driverAdapterError`), which the checks for an unavailable database and a replica
+ * that failed read.
  */
 export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader {
   // Never disposed here: with an external pool, the adapter's dispose() ends the pool that
