@@ -12,7 +12,8 @@ const DEFAULT_PORTS: Record<string, number> = { 'postgresql:': 5432, 'postgres:'
  * faults a network and a database make: `cut()` resets every open connection, `refuse()`
  * stops listening (new connections get ECONNREFUSED), `freeze()` lets nothing through in
  * either direction while every socket stays open (a hung server or a dropped route), and
- * `restore()` undoes all three, delivering what was held back in order. In front of
+ * `restore()` undoes all three, delivering what was held back in order; `retarget()` sends
+ * new connections to another server. In front of
  * PostgreSQL without TLS, `muteNotifications()` drops the notifications the server sends
  * while passing everything else (a pooler that answers queries but loses what LISTEN hears).
  */
@@ -20,7 +21,7 @@ export class TcpProxy {
   private readonly pairs = new Set<Pair>()
   private frozen = false
   private muted = false
-  private constructor (private readonly server: Server, private readonly port: number, private readonly target: { host: string, port: number }, readonly url: string, private readonly postgres: boolean) {}
+  private constructor (private readonly server: Server, private readonly port: number, private target: { host: string, port: number }, readonly url: string, private readonly postgres: boolean) {}
 
   /** A proxy in front of the server `url` names; its `url` is the same one through the proxy. */
   static async before (url: string): Promise<TcpProxy> {
@@ -34,6 +35,15 @@ export class TcpProxy {
     const proxy = new TcpProxy(server, port, { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }, proxied.toString(), target.protocol.startsWith('postgres'))
     server.on('connection', socket => { proxy.accept(socket) })
     return proxy
+  }
+
+  /**
+   * From now on, new connections go to the server `url` names; open ones stay with the old
+   * one (a DNS name moved to another server, as clients with pooled connections see it).
+   */
+  retarget (url: string): void {
+    const target = new URL(url)
+    this.target = { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }
   }
 
   /** Connections open through the proxy now. */
