@@ -68,7 +68,7 @@ t.test('with METRICS_TOKEN: the token is required, and the figures are there', a
   t.equal(sample(text, 'caller_cache_misses_total'), 1, 'the first request looked the caller up')
   t.equal(sample(text, 'caller_cache_hits_total'), 3, 'the next three came from the cache')
   t.equal(sample(text, 'caller_cache_enabled'), 1)
-  t.same(['disabled', 'starting', 'disconnected', 'no_echo'].map(reason => sample(text, 'caller_cache_off_reason', { reason })), [0, 0, 0, 0], 'on: no reason to be off')
+  t.same(['disabled', 'starting', 'disconnected', 'no_echo', 'no_probe'].map(reason => sample(text, 'caller_cache_off_reason', { reason })), [0, 0, 0, 0, 0], 'on: no reason to be off')
   t.equal(sample(text, 'rate_limit_store_redis'), 0, 'counters in memory')
   t.equal(sample(text, 'rate_limit_store_up'), 1)
   t.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'process metrics')

@@ -145,6 +145,8 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     adapterFactory,
     listen: async (channel, handlers) => {
       const unlisten = await pglite.listen(channel, payload => { handlers.onNotification(payload) })
+      // In the process: what is notified is heard for as long as the database is open.
+      handlers.onHeard(Infinity)
       handlers.onState(true)
       return { close: unlisten }
     },

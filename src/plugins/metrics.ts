@@ -157,7 +157,7 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   // eslint-disable-next-line no-new
   new Gauge({
     name: 'caller_cache_off_reason',
-    help: 'Why the caller cache is off: 1 on the current reason (disabled: AUTH_CACHE_TTL_MS=0; starting; disconnected: no listener connection; no_echo: connected but not hearing notifications), all 0 while on.',
+    help: 'Why the caller cache is off: 1 on the current reason (disabled: AUTH_CACHE_TTL_MS=0; starting; disconnected: no listener connection; no_echo: connected but not hearing notifications; no_probe: no probe could be sent and come back within the bound, the primary unreachable or its pool saturated), all 0 while on.',
     labelNames: ['reason'] as const,
     registers: [register],
     collect () {
