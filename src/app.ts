@@ -14,7 +14,7 @@ import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import prismaPlugin from './plugins/prisma.js'
 import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js'
-import scopeGuardPlugin from './plugins/scope-guard.js'
+import scopeGuardPlugin, { apiRoutesAudit } from './plugins/scope-guard.js'
 import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
@@ -37,6 +37,8 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   const app = Fastify(serverOptions(config, logStream)).withTypeProvider<TypeBoxTypeProvider>()
   for (const schema of sharedSchemas) app.addSchema(schema)
 
+  // Before any route: sees every route, so that one under /api outside the context below stops the start.
+  await app.register(apiRoutesAudit)
   await app.register(errorsPlugin)
   await app.register(requestIdPlugin)
   await app.register(requestLimitsPlugin)

@@ -19,7 +19,7 @@ export const ConfigSchema = Type.Object({
   REPLICA_MAX_LAG_MS: Int({ default: 5000, minimum: 0, maximum: 3_600_000, description: 'A replica further behind the primary than this is skipped until it catches up.' }),
   REPLICA_CHECK_INTERVAL_MS: Int({ default: 1000, minimum: 100, maximum: 600_000, description: 'How often each replica\'s reachability and lag are checked.' }),
   DB_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 500, description: 'Connections in the pool.' }),
-  DB_CONNECTION_TIMEOUT_MS: Int({ default: 2000, minimum: 1, maximum: 600_000, description: 'Wait for a connection (new or from the pool).' }),
+  DB_CONNECTION_TIMEOUT_MS: Int({ default: 2000, minimum: 1, maximum: 600_000, description: 'Wait for a connection (new or from the pool); also how long the change listener\'s probe has to come back: the caller cache\'s bound is 5 s + this.' }),
   DB_QUERY_TIMEOUT_MS: Int({ default: 5000, minimum: 1, maximum: 600_000, description: 'Client-side bound on one query.' }),
   DB_STATEMENT_TIMEOUT_MS: Int({ default: 4000, minimum: 1, maximum: 600_000, description: 'Server-side statement_timeout.' }),
   REQUEST_TIMEOUT_MS: Int({ default: 5000, minimum: 100, maximum: 600_000, description: 'Longest a request may take, from routing to response; past it, 503 `unavailable` (a hung database). Bounds every wait above.' }),
@@ -33,7 +33,7 @@ export const ConfigSchema = Type.Object({
 
   TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),
   CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors; every instance must have the same. Required with DATABASE_URL; unset on the embedded database: random per process.' })),
-  AUTH_CACHE_TTL_MS: Int({ default: 30_000, minimum: 0, maximum: 3_600_000, description: 'Backstop bound on how long an authenticated caller is kept in memory; changes to keys and plans clear it at once (LISTEN/NOTIFY). 0: look callers up on every request.' }),
+  AUTH_CACHE_TTL_MS: Int({ default: 30_000, minimum: 0, maximum: 3_600_000, description: 'Backstop bound on how long an authenticated caller is kept in memory; changes to keys and plans clear it at once (LISTEN/NOTIFY), and a change not heard is served for less than 5 s + DB_CONNECTION_TIMEOUT_MS. 0: look callers up on every request.' }),
   RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests per window per API key.' }),
   AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications per window per client IP before 429.' }),
   RATE_LIMIT_WINDOW_S: Int({ default: 60, minimum: 1, maximum: 3600, description: 'Length of the rate-limit window in seconds, for both limits above.' }),

@@ -68,7 +68,7 @@ t.test('with METRICS_TOKEN: the token is required, and the figures are there', a
   t.equal(sample(text, 'caller_cache_misses_total'), 1, 'the first request looked the caller up')
   t.equal(sample(text, 'caller_cache_hits_total'), 3, 'the next three came from the cache')
   t.equal(sample(text, 'caller_cache_enabled'), 1)
-  t.same(['disabled', 'starting', 'disconnected', 'no_echo'].map(reason => sample(text, 'caller_cache_off_reason', { reason })), [0, 0, 0, 0], 'on: no reason to be off')
+  t.same(['disabled', 'starting', 'disconnected', 'no_echo', 'no_probe'].map(reason => sample(text, 'caller_cache_off_reason', { reason })), [0, 0, 0, 0, 0], 'on: no reason to be off')
   t.equal(sample(text, 'rate_limit_store_redis'), 0, 'counters in memory')
   t.equal(sample(text, 'rate_limit_store_up'), 1)
   t.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'process metrics')
@@ -148,7 +148,8 @@ t.test('pools and replicas are read at scrape time, one series per replica whate
   t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'not_in_recovery' }), 1, 'why it is down')
   t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'unreachable' }), 0)
   t.equal(sample(text, 'db_replica_down_reason', { replica: 'r1.internal:5432/screening', reason: 'not_in_recovery' }), 0, 'not down: no reason')
-  t.equal(series(text, 'db_replica_down_reason'), 8, 'four reasons a replica, always present')
+  t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'other_cluster' }), 0)
+  t.equal(series(text, 'db_replica_down_reason'), 12, 'six reasons a replica, always present')
   t.equal(sample(text, 'db_replica_lag_seconds', { replica: 'r2.internal:5432/screening' }), undefined, 'lag unknown while down')
 })
 

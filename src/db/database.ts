@@ -58,9 +58,14 @@ function client (adapter: SqlDriverAdapterFactory, options: ClientOptions): Pris
 
 type ReplicaConfig = Pick<Config, 'REPLICA_MAX_LAG_MS' | 'REPLICA_CHECK_INTERVAL_MS'>
 
-/** A pool of our own (its counts feed the metrics) and a Prisma client over it. */
-function serverClient (url: string, pool: PoolConfig, applicationName: string, options: ClientOptions) {
+/**
+ * A pool of our own (its counts feed the metrics) and a Prisma client over it. `onConnect`
+ * runs on each new connection before its first use; a rejection closes it and fails what was
+ * waiting for it.
+ */
+function serverClient (url: string, pool: PoolConfig, applicationName: string, options: ClientOptions, onConnect?: (client: pg.ClientBase) => Promise<void>) {
   const pgPool = new pg.Pool({
+    ...(onConnect !== undefined ? { onConnect } : {}),
     connectionString: url,
     max: pool.DB_POOL_MAX,
     connectionTimeoutMillis: pool.DB_CONNECTION_TIMEOUT_MS,
@@ -88,9 +93,11 @@ const poolStats = (name: string, p: pg.Pool): PoolStats => ({ pool: name, total:
  */
 export function openServerDatabase (url: string, config: PoolConfig & Partial<ReplicaConfig>, options: ClientOptions & { replicaUrls?: string[], listenUrl?: string } = {}): Database {
   const primary = serverClient(url, config, 'screening-read-api', options)
-  const replicaSet = new ReplicaSet((options.replicaUrls ?? []).map(replicaUrl => {
-    const { pgPool, prisma, reader } = serverClient(replicaUrl, config, 'screening-read-api:replica', options)
-    return { name: displayName(replicaUrl), pool: pgPool, prisma, reader }
+  const replicaSet: ReplicaSet = new ReplicaSet((options.replicaUrls ?? []).map(replicaUrl => {
+    const name = displayName(replicaUrl)
+    // Every connection is checked to be one to the primary's cluster before its first read.
+    const { pgPool, prisma, reader } = serverClient(replicaUrl, config, 'screening-read-api:replica', options, async client => { await replicaSet.verifyConnection(client, name) })
+    return { name, pool: pgPool, prisma, reader }
   }), { primary: primary.pgPool, maxLagMs: config.REPLICA_MAX_LAG_MS ?? 5000, checkIntervalMs: config.REPLICA_CHECK_INTERVAL_MS ?? 1000 })
   replicaSet.start()
   return {
@@ -112,7 +119,7 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
           return await query(replica.reader)
         } catch (error) {
           if (!replicaFailed(error)) throw error
-          replicaSet.markDown(replica)
+          replicaSet.markDown(replica, error)
         }
       }
       return await query(primary.reader)
@@ -138,6 +145,8 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     adapterFactory,
     listen: async (channel, handlers) => {
       const unlisten = await pglite.listen(channel, payload => { handlers.onNotification(payload) })
+      // In the process: what is notified is heard for as long as the database is open.
+      handlers.onHeard(Infinity)
       handlers.onState(true)
       return { close: unlisten }
     },

@@ -7,23 +7,33 @@ import pg from 'pg'
 // database, PGlite's own listen().
 
 /**
- * Why notifications are not being heard: no listening connection, or one that is connected
+ * Why notifications are not known to be heard: no listening connection; one that is connected
  * and answers but does not receive what is notified (a transaction-mode pooler, which runs
  * the LISTEN on a server connection it then hands to other clients; a listener pointed at
- * another database than the one written to).
+ * another database than the one written to); or no probe sent and come back within the bound
+ * (the application's path to the primary down or saturated, or the instance stopping), so
+ * that nothing shows the listener hears.
  */
-export type DeafReason = 'disconnected' | 'no_echo'
+export type DeafReason = 'disconnected' | 'no_echo' | 'no_probe'
 
 export interface ListenHandlers {
   onNotification: (payload: string) => void
   /**
-   * True once a notification sent by this instance has come back, false whenever
-   * notifications may have been missed since (with why).
+   * Every notification committed before a moment has been heard, so what is cached may be
+   * trusted until `until` (performance.now()'s clock; Infinity: for as long as the
+   * subscription lasts). Called at each probe that comes back, with a later `until` each time.
+   */
+  onHeard: (until: number) => void
+  /**
+   * Changes of state only, for logs: true from the first proof after a stretch without one,
+   * false (with why) when the last proof has lapsed or the connection is known not to hear.
+   * Until `until` has passed, false can come early, never late.
    */
   onState: (listening: boolean, reason?: DeafReason) => void
   /**
    * False while no probe should be sent (the instance is stopping: a probe it sent then would
-   * hold the pool's close for its timeout). The state stands meanwhile; LISTEN goes on.
+   * hold the pool's close for its timeout). LISTEN goes on; with no probe, the last proof
+   * lapses as it would otherwise.
    */
   probing?: () => boolean
 }
@@ -31,7 +41,7 @@ export interface ListenHandlers {
 export interface Subscription { close: () => Promise<void> }
 
 export interface ListenOptions {
-  /** Bound on connecting and on a notification's round trip. */
+  /** Bound on connecting and on a probe's whole round trip. */
   timeoutMs: number
   /**
    * Sends `payload` on the channel through the connection the application writes with, so
@@ -45,43 +55,90 @@ export interface ListenOptions {
 export const HEARTBEAT_MS = 5000
 const RETRY_MAX_MS = 5000
 
+/**
+ * How long a probe that came back vouches for the listener, from the moment it was sent: the
+ * next probe goes heartbeatMs later and has timeoutMs to come back. A change committed after
+ * the last probe that came back was sent, and not heard, is served from a cache for less
+ * than this: 7 s with the defaults (HEARTBEAT_MS + DB_CONNECTION_TIMEOUT_MS).
+ */
+export const proofLifetimeMs = (timeoutMs: number, heartbeatMs = HEARTBEAT_MS): number => heartbeatMs + timeoutMs
+
 /** Payloads of the listener's own probes: never a table name, which the triggers send. */
 export const PROBE_PREFIX = 'listener-probe:'
 
-const sleep = async (ms: number, signal?: AbortSignal): Promise<void> => { await wait(ms, undefined, { ref: false, ...(signal !== undefined ? { signal } : {}) }).catch(() => {}) }
+const sleep = async (ms: number, signal?: AbortSignal): Promise<void> => { await wait(Math.max(0, ms), undefined, { ref: false, ...(signal !== undefined ? { signal } : {}) }).catch(() => {}) }
 
 class Deaf extends Error {}
 
 /**
  * Listens on `channel` until closed, reconnecting with a growing delay. Listening is proved,
- * not assumed: at once and every `heartbeatMs`, a probe is notified on the channel through
- * the application's own connections and must come back on the listening one within
- * `timeoutMs`. Until the first probe returns, and from a probe that does not, the state is
- * false; a probe that does not return also drops the connection (a frozen server, a dropped
- * route, a session that lost its LISTEN) for a new one. So `onState(false)` comes within
- * heartbeatMs + timeoutMs of notifications stopping, whatever stopped them. A probe that
- * cannot be sent leaves the state as it was and checks the connection with `SELECT 1`.
- * Probes, this instance's and other instances', are not passed to onNotification.
- * Resolves once the first attempt has been heard or failed (within 2 × timeoutMs).
+ * not assumed, and the proof has a deadline: every `heartbeatMs`, a probe is notified on the
+ * channel through the application's own connections (`probe`), and one that comes back on
+ * the listening connection shows that everything committed before it was sent has been
+ * heard (PostgreSQL delivers notifications in commit order). Each proof is good for
+ * proofLifetimeMs from that probe's sending (onHeard), whether the next probe comes back,
+ * never comes back, cannot be sent or is still waiting for a connection: when it lapses the
+ * state is false ('no_echo' if the last probe was sent and not heard, 'no_probe' if it could
+ * not be sent in time). So a change that is not heard is served from a cache for less than
+ * proofLifetimeMs, whatever stopped it. A probe that was sent and did not come back within
+ * `timeoutMs` also drops the connection (a frozen server, a dropped route, a session that
+ * lost its LISTEN) for a new one; one that could not be sent has the connection checked with
+ * `SELECT 1`. A probe that comes back late still counts, from when it was sent. Probes, this
+ * instance's and other instances', are not passed to onNotification. Resolves once the first
+ * attempt has been heard or failed (within 2 × timeoutMs, plus a pool's wait).
  */
 export async function listenOnServer (url: string, channel: string, handlers: ListenHandlers, options: ListenOptions): Promise<Subscription> {
   const { timeoutMs, probe } = options
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
+  const lifetimeMs = proofLifetimeMs(timeoutMs, heartbeatMs)
   const closing = new AbortController()
   // Raced with a probe: a close does not wait for one (on a frozen database, its timeout).
   const closed = new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) })
   const prefix = `${PROBE_PREFIX}${randomUUID()}:`
   let sent = 0
+  /** When each probe not yet superseded was sent, by number. */
+  const sentAt = new Map<number, number>()
+  /** The newest probe heard back. */
+  let heardN = 0
+  let wake: (() => void) | undefined
+  /** Whether the probe under way reached the database (its pg_notify returned). */
+  let delivered = false
   let firstAttempt: () => void = () => {}
   const attempted = new Promise<void>(resolve => { firstAttempt = resolve })
   let current: pg.Client | undefined
   let hearing = false
   let lastReason: DeafReason | undefined
+  let provenUntil = -Infinity
+  let lapse: NodeJS.Timeout | undefined
   const report = (listening: boolean, reason?: DeafReason): void => {
-    if (closing.signal.aborted || (listening === hearing && reason === lastReason)) return
+    if (closing.signal.aborted) return
+    if (!listening) {
+      provenUntil = -Infinity
+      clearTimeout(lapse)
+    }
+    if (listening === hearing && reason === lastReason) return
     hearing = listening
     lastReason = reason
     handlers.onState(listening, reason)
+  }
+  const proven = (n: number): void => {
+    const until = (sentAt.get(n) ?? -Infinity) + lifetimeMs
+    for (const k of sentAt.keys()) if (k <= n) sentAt.delete(k)
+    // A proof that has already lapsed (a probe heard very late) shows nothing about now.
+    if (until <= provenUntil || until <= performance.now() || closing.signal.aborted) return
+    provenUntil = until
+    handlers.onHeard(until)
+    report(true)
+    watchLapse()
+  }
+  // The state turns false when the last proof lapses, whatever the probe under way is doing.
+  const watchLapse = (): void => {
+    clearTimeout(lapse)
+    lapse = setTimeout(() => {
+      if (performance.now() >= provenUntil) report(false, delivered ? 'no_echo' : 'no_probe')
+      else watchLapse() // the timer's clock is a little behind performance.now()'s
+    }, Math.max(1, provenUntil - performance.now()))
+    lapse.unref()
   }
   const drop = (client: pg.Client): void => { (client as unknown as { connection?: { stream?: { destroy: () => void } } }).connection?.stream?.destroy() }
   // end() waits for the server's goodbye, which a frozen server never sends.
@@ -91,14 +148,20 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
     const client = new pg.Client({ connectionString: url, application_name: 'screening-read-api:listen', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, keepAlive: true })
     // An object, not a variable: set by the 'end' event while the heartbeat loops.
     const connection = { over: false }
-    const ended = new Promise<void>(resolve => { client.once('end', () => { connection.over = true; resolve() }) })
+    let deaf = false
+    // Nothing is heard from here on: false at once, not at the proof's deadline.
+    const ended = new Promise<void>(resolve => { client.once('end', () => { connection.over = true; report(false, deaf ? 'no_echo' : 'disconnected'); resolve() }) })
     client.on('error', () => { drop(client) })
     current = client
-    let awaiting: { payload: string, heard: () => void } | undefined
     client.on('notification', message => {
       const payload = message.payload ?? ''
       if (!payload.startsWith(PROBE_PREFIX)) { handlers.onNotification(payload); return }
-      if (payload === awaiting?.payload) awaiting.heard()
+      if (!payload.startsWith(prefix)) return // another instance's
+      const n = Number(payload.slice(prefix.length))
+      if (n <= heardN) return
+      heardN = n
+      proven(n)
+      wake?.()
     })
     try {
       await client.connect()
@@ -110,47 +173,54 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
       await end(client)
       throw error
     }
-    let deaf = false
-    const nextBeat = async (): Promise<void> => { await Promise.race([sleep(heartbeatMs, closing.signal), ended]) }
+    const until = async (at: number): Promise<void> => { await Promise.race([sleep(at - performance.now(), closing.signal), ended]) }
     const heartbeat = (async () => {
+      let nextAt = performance.now()
       while (!closing.signal.aborted && !connection.over) {
-        if (handlers.probing?.() === false) {
-          await nextBeat()
-          continue
-        }
-        const payload = `${prefix}${++sent}`
-        let heard = false
-        const echo = new Promise<void>(resolve => { awaiting = { payload, heard: () => { heard = true; resolve() } } })
-        const delivered = await Promise.race([probe(payload).then(() => true, () => false), closed])
-        if (closing.signal.aborted) return
-        if (!delivered) {
+        await until(nextAt)
+        if (closing.signal.aborted || connection.over) return
+        const startedAt = performance.now()
+        // Probes go every heartbeatMs from the last one sent, however long that one took.
+        nextAt = startedAt + heartbeatMs
+        delivered = false
+        if (handlers.probing?.() === false) continue
+        // A probe sent longer ago than a proof lasts could prove nothing now.
+        for (const [k, at] of sentAt) if (at + lifetimeMs <= startedAt) sentAt.delete(k)
+        const n = ++sent
+        sentAt.set(n, startedAt)
+        // A probe still under way when the connection ends is not waited for: its echo, if
+        // the next connection hears it, still counts from when it was sent.
+        const sending = await Promise.race([probe(`${prefix}${n}`).then(() => true, () => false), closed, ended.then(() => false)])
+        if (closing.signal.aborted || connection.over) return
+        if (!sending) {
           // Nothing learnt about the listener (the primary unreachable, its pool saturated):
-          // the state stands, and the connection is checked the plain way. Turning the cache
-          // off here would add a lookup per request to a primary that is already short.
-          awaiting = undefined
+          // the last proof lapses at its deadline all the same. The connection is checked
+          // the plain way.
           firstAttempt()
           await client.query('SELECT 1').catch(() => { drop(client) })
-          await nextBeat()
           continue
         }
-        await Promise.race([echo, sleep(timeoutMs, closing.signal), ended])
-        awaiting = undefined
+        delivered = true
+        // Usually back before pg_notify's own answer; otherwise within timeoutMs.
+        const echoBy = performance.now() + timeoutMs
+        // eslint-disable-next-line no-unmodified-loop-condition -- heardN is set by the notification handler while this waits
+        while (heardN < n && performance.now() < echoBy && !closing.signal.aborted && !connection.over) {
+          await Promise.race([new Promise<void>(resolve => { wake = resolve }), sleep(echoBy - performance.now(), closing.signal), ended])
+          wake = undefined
+        }
         if (closing.signal.aborted || connection.over) return
-        if (!heard) {
+        if (heardN < n) {
           deaf = true
           report(false, 'no_echo')
           firstAttempt()
           drop(client)
           return
         }
-        report(true)
         firstAttempt()
-        await nextBeat()
       }
     })()
     await ended
     await heartbeat
-    report(false, deaf ? 'no_echo' : 'disconnected')
     // Not heard: retried like a failed connection, with a growing delay.
     if (deaf) throw new Deaf()
   }
@@ -167,6 +237,7 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
   return {
     close: async () => {
       closing.abort()
+      clearTimeout(lapse)
       if (current !== undefined) { await end(current); drop(current) }
       await loop
     },

@@ -22,13 +22,35 @@ export type ReplicaStatus = 'unknown' | 'up' | 'lagging' | 'down'
 /**
  * Why a replica is down: it does not answer; a read on it failed (until the next check);
  * it is not a standby any more (promoted, or detached: a copy that diverges from the
- * primary from then on); or it replays another timeline than the primary's (it follows a
- * former primary, or has not caught up with a failover).
+ * primary from then on); it replays another timeline than the primary's (it follows a
+ * former primary, or has not caught up with a failover); it belongs to another cluster
+ * than the primary's (its `system_identifier` differs: a standby of a restored copy, of a
+ * staging cluster, a URL that points elsewhere); or which cluster it belongs to cannot be
+ * told yet (the primary's identifier was never read: no replica is trusted until it is).
  */
-export type ReplicaDownReason = 'unreachable' | 'read_failed' | 'not_in_recovery' | 'timeline'
+export type ReplicaDownReason = 'unreachable' | 'read_failed' | 'not_in_recovery' | 'timeline' | 'other_cluster' | 'unverified'
 
 /** Every reason, for metrics whose series should not come and go. */
-export const REPLICA_DOWN_REASONS: readonly ReplicaDownReason[] = ['unreachable', 'read_failed', 'not_in_recovery', 'timeline']
+export const REPLICA_DOWN_REASONS: readonly ReplicaDownReason[] = ['unreachable', 'read_failed', 'not_in_recovery', 'timeline', 'other_cluster', 'unverified']
+
+/**
+ * A replica connection refused as it opened, because its server is not known to belong to
+ * the primary's cluster: the read (or check) that needed it fails, and is run elsewhere.
+ */
+export class ReplicaIdentityError extends Error {
+  constructor (readonly reason: 'other_cluster' | 'unverified', message: string) {
+    super(message)
+    this.name = 'ReplicaIdentityError'
+  }
+}
+
+/** The ReplicaIdentityError behind a failed read, however the driver adapter wrapped it. */
+function identityError (error: unknown, depth = 0): ReplicaIdentityError | undefined {
+  if (error instanceof ReplicaIdentityError) return error
+  if (error === null || typeof error !== 'object' || depth > 6) return undefined
+  const e = error as { cause?: unknown, meta?: { driverAdapterError?: unknown } }
+  return identityError(e.meta?.driverAdapterError, depth + 1) ?? identityError(e.cause, depth + 1)
+}
 
 export interface ReplicaState {
   name: string
@@ -50,14 +72,22 @@ export type ReplicaWatcher = (state: ReplicaState, previous: ReplicaState) => vo
 // (pg_stat_wal_receiver hides its state from a role like the API's). Resolution: one
 // check interval.
 //
-// A position means something only on the primary's timeline: a replica that is not in
+// A position means something only within one cluster, on the primary's timeline. Each check
+// reads the primary's `system_identifier` (pg_control_system(), executable by PUBLIC, like
+// pg_control_checkpoint) and each replica's: a replica of another cluster is down whatever its
+// position (another cluster's LSNs and timeline 1 say nothing about ours), and so is every
+// replica while the primary's identifier has never been read. Every replica connection is
+// also checked once as it opens (ReplicaSet.verifyConnection), before any read is sent on
+// it, so that a URL whose server changes between two checks never serves a read from another
+// cluster. A replica that is not in
 // recovery any more, or that replays another timeline, is down whatever its position. The
 // primary's timeline is exact (the name of its current WAL file begins with it); a standby's
 // is the timeline of its last restartpoint (pg_control_checkpoint), the one that needs no
 // privilege: a standby that did follow a failover onto the new timeline counts as down until
 // its next restartpoint (docs/operations.md). A wrong timeline is never taken as right.
-const PRIMARY_LSN_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline'
-const REPLICA_LSN_SQL = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline'
+const PRIMARY_LSN_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline, (pg_control_system()).system_identifier::text AS system'
+const REPLICA_LSN_SQL = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline, (pg_control_system()).system_identifier::text AS system'
+const SYSTEM_SQL = 'SELECT (pg_control_system()).system_identifier::text AS system'
 
 /** A pg_lsn ("16/B374D848") as a number. */
 export const lsnValue = (lsn: string): bigint => {
@@ -82,7 +112,7 @@ const sqlState = (error: unknown): string | undefined => {
 export class ReadElsewhere extends Error {}
 
 /** Whether a read that failed on a replica is worth running elsewhere. */
-export const replicaFailed = (error: unknown): boolean => error instanceof ReadElsewhere || isDatabaseUnavailable(error) || sqlState(error) === '40001'
+export const replicaFailed = (error: unknown): boolean => error instanceof ReadElsewhere || isDatabaseUnavailable(error) || sqlState(error) === '40001' || identityError(error) !== undefined
 
 interface Member extends ReplicaClient, ReplicaState {}
 
@@ -96,6 +126,8 @@ export class ReplicaSet {
   private samples: Sample[] = []
   /** The primary's timeline at the last check that reached it. */
   private primaryTimeline: number | undefined
+  /** The primary's system_identifier at the last check that reached it. */
+  private primarySystem: string | undefined
   private readonly watchers = new Set<ReplicaWatcher>()
 
   constructor (replicas: ReplicaClient[], private readonly options: { primary: pg.Pool, maxLagMs: number, checkIntervalMs: number }) {
@@ -130,10 +162,11 @@ export class ReplicaSet {
   private async checkAll (): Promise<void> {
     // The primary unreachable: no new sample; replicas keep being judged against the last
     // ones (with no writes possible, what they have is as fresh as it gets).
-    const primary = await this.options.primary.query<{ lsn: string, timeline: string }>(PRIMARY_LSN_SQL).catch(() => undefined)
+    const primary = await this.options.primary.query<{ lsn: string, timeline: string, system: string }>(PRIMARY_LSN_SQL).catch(() => undefined)
     if (primary !== undefined) {
       this.samples.push({ at: Date.now(), lsn: lsnValue(primary.rows[0]!.lsn) })
       this.primaryTimeline = Number.parseInt(primary.rows[0]!.timeline, 16)
+      this.primarySystem = primary.rows[0]!.system
     }
     const keepFrom = Date.now() - 2 * this.options.maxLagMs - 2 * this.options.checkIntervalMs
     while (this.samples.length > 1 && this.samples[0]!.at < keepFrom) this.samples.shift()
@@ -141,13 +174,17 @@ export class ReplicaSet {
   }
 
   private async checkOne (member: Member): Promise<void> {
-    let replay: { standby: boolean, lsn: string | null, timeline: number | null }
+    let replay: { standby: boolean, lsn: string | null, timeline: number | null, system: string }
     try {
-      replay = (await member.pool.query<{ standby: boolean, lsn: string | null, timeline: number | null }>(REPLICA_LSN_SQL)).rows[0]!
-    } catch {
-      this.set(member, 'down', null, 'unreachable')
+      replay = (await member.pool.query<{ standby: boolean, lsn: string | null, timeline: number | null, system: string }>(REPLICA_LSN_SQL)).rows[0]!
+    } catch (error) {
+      this.set(member, 'down', null, identityError(error)?.reason ?? 'unreachable')
       return
     }
+    // The connection the check used may predate a change of identity: the identifier it
+    // reads now is compared too (and the primary's may have changed: a restore elsewhere).
+    if (this.primarySystem === undefined) { this.set(member, 'down', null, 'unverified'); return }
+    if (replay.system !== this.primarySystem) { this.set(member, 'down', null, 'other_cluster'); return }
     if (!replay.standby) { this.set(member, 'down', null, 'not_in_recovery'); return }
     if (this.primaryTimeline !== undefined && replay.timeline !== this.primaryTimeline) { this.set(member, 'down', null, 'timeline'); return }
     const lagMs = this.lagOf(replay.lsn)
@@ -186,10 +223,22 @@ export class ReplicaSet {
     return [...up.slice(start), ...up.slice(0, start)]
   }
 
-  /** A read failed on this replica: no more reads until a check passes again. */
-  markDown (replica: ReplicaClient): void {
+  /** A read failed on this replica (`error`): no more reads until a check passes again. */
+  markDown (replica: ReplicaClient, error?: unknown): void {
     const member = this.members.find(m => m.name === replica.name && m.pool === replica.pool)
-    if (member !== undefined) this.set(member, 'down', null, 'read_failed')
+    if (member !== undefined) this.set(member, 'down', null, identityError(error)?.reason ?? 'read_failed')
+  }
+
+  /**
+   * Run on every new connection of a replica's pool before it is used (pg-pool's onConnect):
+   * refused unless its server has the primary's system_identifier, as last read. One
+   * statement per connection opened, none per read.
+   */
+  async verifyConnection (client: pg.ClientBase, name: string): Promise<void> {
+    const expected = this.primarySystem
+    if (expected === undefined) throw new ReplicaIdentityError('unverified', `read replica ${name}: the primary's system_identifier is not known yet, so this replica cannot be told to belong to its cluster`)
+    const system = (await client.query<{ system: string }>(SYSTEM_SQL)).rows[0]!.system
+    if (system !== expected) throw new ReplicaIdentityError('other_cluster', `read replica ${name}: system_identifier ${system}, the primary's is ${expected}: a server of another cluster`)
   }
 
   clients (): ReplicaClient[] {

@@ -91,7 +91,7 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   // eslint-disable-next-line no-new
   new Gauge({
     name: 'db_replica_down_reason',
-    help: 'Why each read replica is down: 1 on the current reason (unreachable, read_failed, not_in_recovery: promoted or detached, timeline: not on the primary\'s timeline), all 0 unless down.',
+    help: 'Why each read replica is down: 1 on the current reason (unreachable, read_failed, not_in_recovery: promoted or detached, timeline: not on the primary\'s timeline, other_cluster: a server of another cluster than the primary\'s, unverified: the primary\'s cluster not known yet), all 0 unless down.',
     labelNames: ['replica', 'reason'] as const,
     registers: [register],
     collect () {
@@ -157,7 +157,7 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   // eslint-disable-next-line no-new
   new Gauge({
     name: 'caller_cache_off_reason',
-    help: 'Why the caller cache is off: 1 on the current reason (disabled: AUTH_CACHE_TTL_MS=0; starting; disconnected: no listener connection; no_echo: connected but not hearing notifications), all 0 while on.',
+    help: 'Why the caller cache is off: 1 on the current reason (disabled: AUTH_CACHE_TTL_MS=0; starting; disconnected: no listener connection; no_echo: connected but not hearing notifications; no_probe: no probe could be sent and come back within the bound, the primary unreachable or its pool saturated), all 0 while on.',
     labelNames: ['reason'] as const,
     registers: [register],
     collect () {

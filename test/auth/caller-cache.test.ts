@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { createApiKey, revokeApiKey, setApiKeyScopes, setPlan } from '../../src/admin/commands.js'
 import { buildApp } from '../../src/app.js'
+import { CallerCache, type LoadedCaller } from '../../src/auth/caller-cache.js'
 import { apiDatabase, buildTestApp } from '../helpers/app.js'
 import { assertContract } from '../helpers/contract.js'
 import { createJob, createTenant, type Tenant } from '../helpers/fixtures.js'
@@ -147,4 +148,29 @@ t.test('while the listener is cut off nothing is served from the cache; it comes
   while (!app.callerCache.enabled && performance.now() - started < 5000) await new Promise(resolve => setTimeout(resolve, 10))
   t.ok(app.callerCache.enabled, 'listening again')
   figures.push(`listener back after ${(performance.now() - started).toFixed(0)} ms`)
+})
+
+// The listener's proof of hearing has a deadline (issue 35); the cache enforces it itself, by
+// the clock at each use, so that no timer running late can stretch it.
+t.test('past the deadline of the last proof of hearing, nothing is served or kept; a new proof starts afresh', async t => {
+  const cache = new CallerCache(3_600_000)
+  const caller = { apiKeyId: 'k' } as unknown as LoadedCaller
+  t.equal(cache.offReason, 'starting', 'off until a first proof')
+  cache.set('a', caller, cache.version(), Date.now())
+  t.equal(cache.get('a', Date.now()), undefined, 'nothing kept before it')
+  cache.heard(performance.now() + 100)
+  t.ok(cache.enabled)
+  cache.set('a', caller, cache.version(), Date.now())
+  t.equal(cache.get('a', Date.now()), caller, 'served while the proof holds')
+  await new Promise(resolve => setTimeout(resolve, 150))
+  t.notOk(cache.enabled, 'off at the deadline, with no call from the listener')
+  t.equal(cache.offReason, 'no_probe')
+  t.equal(cache.get('a', Date.now()), undefined, 'not served')
+  cache.set('b', caller, cache.version(), Date.now())
+  cache.heard(performance.now() + 60_000)
+  t.equal(cache.get('a', Date.now()), undefined, 'what was cached before the gap is gone: a change may have been missed in it')
+  t.equal(cache.get('b', Date.now()), undefined, 'and nothing was kept during it')
+  cache.deaf('no_echo')
+  t.notOk(cache.enabled)
+  t.equal(cache.offReason, 'no_echo')
 })

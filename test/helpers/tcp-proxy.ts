@@ -1,6 +1,6 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 
-interface Pair { client: Socket, upstream: Socket, held: Array<[Socket, Buffer]>, fromServer: Buffer }
+interface Pair { client: Socket, upstream: Socket, held: Array<[Socket, Buffer]>, fromServer: Buffer, stalled: boolean }
 
 // PostgreSQL's NotificationResponse ('A'): the one message a transaction-mode pooler loses.
 const NOTIFICATION = 0x41
@@ -12,7 +12,9 @@ const DEFAULT_PORTS: Record<string, number> = { 'postgresql:': 5432, 'postgres:'
  * faults a network and a database make: `cut()` resets every open connection, `refuse()`
  * stops listening (new connections get ECONNREFUSED), `freeze()` lets nothing through in
  * either direction while every socket stays open (a hung server or a dropped route), and
- * `restore()` undoes all three, delivering what was held back in order. In front of
+ * `restore()` undoes all three, delivering what was held back in order; `retarget()` sends
+ * new connections to another server; `stallStatementsWith()` hangs the connections that send
+ * a given statement. In front of
  * PostgreSQL without TLS, `muteNotifications()` drops the notifications the server sends
  * while passing everything else (a pooler that answers queries but loses what LISTEN hears).
  */
@@ -20,7 +22,8 @@ export class TcpProxy {
   private readonly pairs = new Set<Pair>()
   private frozen = false
   private muted = false
-  private constructor (private readonly server: Server, private readonly port: number, private readonly target: { host: string, port: number }, readonly url: string, private readonly postgres: boolean) {}
+  private stallOn: Buffer | undefined
+  private constructor (private readonly server: Server, private readonly port: number, private target: { host: string, port: number }, readonly url: string, private readonly postgres: boolean) {}
 
   /** A proxy in front of the server `url` names; its `url` is the same one through the proxy. */
   static async before (url: string): Promise<TcpProxy> {
@@ -34,6 +37,15 @@ export class TcpProxy {
     const proxy = new TcpProxy(server, port, { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }, proxied.toString(), target.protocol.startsWith('postgres'))
     server.on('connection', socket => { proxy.accept(socket) })
     return proxy
+  }
+
+  /**
+   * From now on, new connections go to the server `url` names; open ones stay with the old
+   * one (a DNS name moved to another server, as clients with pooled connections see it).
+   */
+  retarget (url: string): void {
+    const target = new URL(url)
+    this.target = { host: target.hostname, port: Number(target.port === '' ? DEFAULT_PORTS[target.protocol] : target.port) }
   }
 
   /** Connections open through the proxy now. */
@@ -55,9 +67,20 @@ export class TcpProxy {
     this.muted = muted
   }
 
+  /**
+   * Holds back, from the first client chunk that contains `text` on, everything that
+   * client sends on that connection (its statement hangs; other connections pass): a path
+   * stalled for one kind of statement only. `restore()` delivers what was held.
+   */
+  stallStatementsWith (text: string): void {
+    this.stallOn = Buffer.from(text)
+  }
+
   async restore (): Promise<void> {
     this.frozen = false
+    this.stallOn = undefined
     for (const pair of this.pairs) {
+      pair.stalled = false
       for (const [to, chunk] of pair.held.splice(0)) to.write(chunk)
     }
     if (!this.server.listening) {
@@ -75,13 +98,14 @@ export class TcpProxy {
 
   private accept (client: Socket): void {
     const upstream = connect(this.target.port, this.target.host)
-    const pair: Pair = { client, upstream, held: [], fromServer: Buffer.alloc(0) }
+    const pair: Pair = { client, upstream, held: [], fromServer: Buffer.alloc(0), stalled: false }
     this.pairs.add(pair)
     const forward = (from: Socket, to: Socket): void => {
       from.on('data', (data: Buffer) => {
         const chunk = from === upstream && this.postgres ? this.filterServerMessages(pair, data) : data
         if (chunk.length === 0) return
-        if (this.frozen) pair.held.push([to, chunk])
+        if (from === client && this.stallOn !== undefined && chunk.includes(this.stallOn)) pair.stalled = true
+        if (this.frozen || (from === client && pair.stalled)) pair.held.push([to, chunk])
         else to.write(chunk)
       })
       from.on('close', () => { this.drop(pair, false) })
