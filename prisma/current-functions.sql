@@ -224,6 +224,21 @@ AS $function$
   HAVING sum(p.completed) > 0
 $function$;
 
+CREATE OR REPLACE FUNCTION public.job_figures(job_ids uuid[] DEFAULT NULL::uuid[])
+ RETURNS TABLE(job_id uuid, figures text)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT coalesce(s.job_id, b.job_id), coalesce(s.counts, '') || '|' || coalesce(b.buckets, '')
+  FROM (SELECT job_id, in_progress || ':' || completed || ':' || expired || ':' || scored || ':' || trim_scale(score_sum) AS counts
+        FROM stored_job_screen_stats(job_ids)
+        WHERE in_progress <> 0 OR completed <> 0 OR expired <> 0 OR scored <> 0 OR score_sum <> 0) s
+  FULL JOIN (SELECT job_id, string_agg(bucket || kind || ':' || completed || ':' || scored || ':' || trim_scale(score_sum), ',' ORDER BY bucket, kind) AS buckets
+             FROM stored_job_completion_buckets(job_ids)
+             WHERE completed <> 0 OR scored <> 0 OR score_sum <> 0
+             GROUP BY job_id) b ON b.job_id = s.job_id
+$function$;
+
 CREATE OR REPLACE FUNCTION public.job_weekly_bins(job uuid, tz text, first_week timestamp without time zone, last_week timestamp without time zone, completed integer, screens_read_max integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -303,6 +318,19 @@ BEGIN
   PERFORM expire_sync_tokens();
   RETURN NULL;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.log_job_changes_locked(job_ids uuid[])
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+  WITH locked AS (
+    SELECT id, organization_id FROM jobs WHERE job_ids IS NULL OR id = ANY (job_ids) ORDER BY id FOR SHARE
+  )
+  INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM locked
+  ON CONFLICT DO NOTHING
 $function$;
 
 CREATE OR REPLACE FUNCTION public.malformed_job_completion_boundaries(job_ids uuid[] DEFAULT NULL::uuid[])
@@ -393,16 +421,11 @@ CREATE OR REPLACE FUNCTION public.questions_log_changes()
 AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO job_changes (organization_id, job_id)
-    SELECT DISTINCT j.organization_id, j.id FROM jobs j WHERE j.id IN (SELECT job_id FROM new_questions) ON CONFLICT DO NOTHING;
+    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM new_questions));
   ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO job_changes (organization_id, job_id)
-    SELECT DISTINCT j.organization_id, j.id FROM jobs j WHERE j.id IN (SELECT job_id FROM old_questions) ON CONFLICT DO NOTHING;
+    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM old_questions));
   ELSE
-    INSERT INTO job_changes (organization_id, job_id)
-    SELECT DISTINCT j.organization_id, j.id FROM jobs j
-    WHERE j.id IN (SELECT job_id FROM old_questions UNION SELECT job_id FROM new_questions)
-    ON CONFLICT DO NOTHING;
+    PERFORM log_job_changes_locked(ARRAY(SELECT job_id FROM old_questions UNION SELECT job_id FROM new_questions));
   END IF;
   RETURN NULL;
 END
@@ -410,37 +433,41 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.rebuild_screen_summaries(job_ids uuid[] DEFAULT NULL::uuid[])
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
-  SELECT pg_advisory_xact_lock(8146720561340517);
+DECLARE
+  figures_before jsonb;
+BEGIN
+  PERFORM pg_advisory_xact_lock(8146720561340517);
   -- Its statements read in several snapshots: no write may fall between them.
   LOCK TABLE screens IN SHARE MODE;
+  SELECT coalesce(jsonb_object_agg(f.job_id, f.figures), '{}') INTO figures_before FROM job_figures(job_ids) f;
   INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)
   SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1,
          bit_xor(hash) # hashint8extended(summaries_clock(), 1)
-  FROM (SELECT job_id, version, changes, changes_hash AS hash FROM job_screen_stats WHERE job_ids IS NULL OR job_id = ANY (job_ids)
+  FROM (SELECT s.job_id, s.version, s.changes, s.changes_hash AS hash FROM job_screen_stats s WHERE job_ids IS NULL OR s.job_id = ANY (job_ids)
         UNION ALL
-        SELECT job_id, changed_at, 1, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids)) c
+        SELECT d.job_id, d.changed_at, 1, hashint8extended(d.id, 0) FROM screen_summary_deltas d WHERE job_ids IS NULL OR d.job_id = ANY (job_ids)) c
   WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id)
-  GROUP BY job_id
+  GROUP BY c.job_id
   ON CONFLICT (job_id, slot) DO UPDATE SET in_progress = 0, completed = 0, expired = 0, scored = 0, score_sum = 0,
     version = excluded.version, changes = excluded.changes, changes_hash = excluded.changes_hash;
-  DELETE FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids);
-  DELETE FROM job_screen_stats WHERE slot <> 0 AND (job_ids IS NULL OR job_id = ANY (job_ids));
+  DELETE FROM screen_summary_deltas d WHERE job_ids IS NULL OR d.job_id = ANY (job_ids);
+  DELETE FROM job_screen_stats s WHERE s.slot <> 0 AND (job_ids IS NULL OR s.job_id = ANY (job_ids));
   INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes)
-  SELECT job_id, 0, in_progress, completed, expired, scored, score_sum, summaries_clock(), 1 FROM expected_job_screen_stats(job_ids)
+  SELECT e.job_id, 0, e.in_progress, e.completed, e.expired, e.scored, e.score_sum, summaries_clock(), 1 FROM expected_job_screen_stats(job_ids) e
   -- (A job with no row yet: its first change.)
   ON CONFLICT (job_id, slot) DO UPDATE SET in_progress = excluded.in_progress, completed = excluded.completed,
     expired = excluded.expired, scored = excluded.scored, score_sum = excluded.score_sum;
-  DELETE FROM job_completion_segments WHERE job_ids IS NULL OR job_id = ANY (job_ids);
-  DELETE FROM job_completion_boundaries WHERE job_ids IS NULL OR job_id = ANY (job_ids);
+  DELETE FROM job_completion_segments c WHERE job_ids IS NULL OR c.job_id = ANY (job_ids);
+  DELETE FROM job_completion_boundaries b WHERE job_ids IS NULL OR b.job_id = ANY (job_ids);
   INSERT INTO job_completion_segments (job_id, segment, slot, completed, scored, score_sum)
   SELECT e.job_id, p.segment, 0, e.completed, e.scored, e.score_sum
   FROM expected_job_completion_buckets(job_ids) e CROSS JOIN LATERAL completion_place(e.bucket) p
   WHERE p.segment IS NOT NULL;
   INSERT INTO job_completion_boundaries (job_id, window_start, slot, quarters, completed_through, scored_through, score_sum_through)
-  SELECT job_id, window_start, 0, array_agg(quarter ORDER BY quarter), array_agg(completed ORDER BY quarter),
-         array_agg(scored ORDER BY quarter), array_agg(score_sum ORDER BY quarter)
+  SELECT running.job_id, running.window_start, 0, array_agg(running.quarter ORDER BY running.quarter), array_agg(running.completed ORDER BY running.quarter),
+         array_agg(running.scored ORDER BY running.quarter), array_agg(running.score_sum ORDER BY running.quarter)
   FROM (
     SELECT e.job_id, p.window_start, p.quarter,
            (sum(e.completed) OVER w)::int AS completed, (sum(e.scored) OVER w)::int AS scored, sum(e.score_sum) OVER w AS score_sum
@@ -448,7 +475,12 @@ AS $function$
     WHERE p.window_start IS NOT NULL
     WINDOW w AS (PARTITION BY e.job_id, p.window_start ORDER BY p.quarter)
   ) running
-  GROUP BY job_id, window_start;
+  GROUP BY running.job_id, running.window_start;
+  PERFORM log_job_changes_locked(ARRAY(
+    SELECT coalesce(a.job_id, b.key::uuid)
+    FROM job_figures(job_ids) a FULL JOIN jsonb_each_text(figures_before) b ON b.key::uuid = a.job_id
+    WHERE a.figures IS DISTINCT FROM b.value));
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.screen_summary_corrections(job_ids uuid[])
@@ -492,11 +524,21 @@ CREATE OR REPLACE FUNCTION public.screen_summary_deltas_log_changes()
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+  me xid8 := pg_current_xact_id();
 BEGIN
+  -- Other transactions' deltas: committed before this statement read them. Under the job's
+  -- organization now, without a lock: a move this read does not see commits after the delta's
+  -- transaction did.
   INSERT INTO job_changes (organization_id, xid, job_id)
   SELECT DISTINCT j.organization_id, d.xid, d.job_id
   FROM gone_deltas d JOIN jobs j ON j.id = d.job_id
+  WHERE d.xid <> me
   ON CONFLICT DO NOTHING;
+  -- This transaction's own (not committed: nothing orders a move after it), locked.
+  IF EXISTS (SELECT FROM gone_deltas WHERE xid = me) THEN
+    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM gone_deltas WHERE xid = me));
+  END IF;
   RETURN NULL;
 END
 $function$;
@@ -656,7 +698,7 @@ CREATE OR REPLACE FUNCTION public.truncate_log_changes()
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-  INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs ON CONFLICT DO NOTHING;
+  PERFORM log_job_changes_locked(NULL);
   RETURN NULL;
 END
 $function$;

@@ -124,8 +124,10 @@ async function repair (prisma: Prisma, deadline: Deadline, jobIds: string[]): Pr
     await tx.$executeRawUnsafe(`INSERT INTO screen_summary_deltas (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
       SELECT job_id, bucket, in_progress, completed, expired, scored, score_sum, summaries_clock() FROM screen_summary_corrections($1::uuid[])`, jobIds)
     // Their figures may have changed (a malformed row dropped appends no delta): a partner's
-    // next sync reports them (docs/sync-design.md).
-    await tx.$executeRawUnsafe('INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs WHERE id = ANY ($1::uuid[]) ON CONFLICT DO NOTHING', jobIds)
+    // next sync reports them, each under its organization read FOR SHARE, as a write's
+    // trigger reads it, so that a job moving meanwhile is logged where it ends up
+    // (docs/sync-design.md, "Moves").
+    await tx.$executeRawUnsafe('SELECT log_job_changes_locked($1::uuid[])', jobIds)
   })
 }
 

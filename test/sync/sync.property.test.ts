@@ -6,13 +6,14 @@ import { createJob, createScreens, createTenant, type Tenant } from '../helpers/
 import { checkProperty } from '../helpers/property.js'
 import { syncFrom, walkThenSync, type Mirror } from '../helpers/sync-mirror.js'
 
-// No change is ever missed (issue 24): a partner walks an organization's jobs while writers
-// change them, then syncs again and again, fetching the analytics of every job a sync names;
-// writers insert, update, move and delete screens, edit, create, move and delete jobs and
-// edit questions, in concurrent transactions that commit in random order, some held open
-// across the partner's requests. After the writers stop and one last sync, the mirror must
-// equal a fresh walk, and each mirrored job's analytics the job's analytics now. On a
-// PostgreSQL server only: the embedded database has one connection, so nothing overlaps.
+// No change is ever missed (issue 24): a partner of each of two organizations walks its jobs
+// while writers change them, then syncs again and again, fetching the analytics of every job
+// a sync names; writers insert, update, move and delete screens, edit, create, move (between
+// the two organizations, issue 35) and delete jobs and edit questions, in concurrent
+// transactions that commit in random order, some held open across the partners' requests.
+// After the writers stop and one last sync, each mirror must equal a fresh walk of its
+// organization, and each mirrored job's analytics the job's analytics now. On a PostgreSQL
+// server only: the embedded database has one connection, so nothing overlaps.
 
 const { app, prisma, db } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '1000000', SYNC_PRUNE_INTERVAL_MS: '0' } })
 const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_URL): the embedded database has one connection' : false
@@ -20,7 +21,7 @@ const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_UR
 type Op =
   | { kind: 'insertScreen' | 'updateScreen' | 'deleteScreen' | 'moveScreen' | 'renameJob' | 'deleteJob' | 'moveJob' | 'addQuestion' | 'deleteQuestion', job: number, other: number, score: number }
   | { kind: 'createJob', job: number, other: number, score: number }
-const KINDS = ['insertScreen', 'insertScreen', 'updateScreen', 'deleteScreen', 'moveScreen', 'renameJob', 'deleteJob', 'moveJob', 'addQuestion', 'deleteQuestion', 'createJob'] as const
+const KINDS = ['insertScreen', 'insertScreen', 'updateScreen', 'deleteScreen', 'moveScreen', 'renameJob', 'deleteJob', 'moveJob', 'moveJob', 'addQuestion', 'addQuestion', 'deleteQuestion', 'createJob'] as const
 const op = fc.record({ kind: fc.constantFrom(...KINDS), job: fc.nat(7), other: fc.nat(7), score: fc.integer({ min: 0, max: 100 }) }) as fc.Arbitrary<Op>
 // Writers: transactions of a few operations, each held open for a while before committing.
 const transaction = fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 3 }), holdMs: fc.integer({ min: 0, max: 15 }) })
@@ -94,7 +95,7 @@ async function fetchAnalytics (tenant: Tenant, partner: Partner, ids: Iterable<s
   }
 }
 
-t.test('a mirror kept by syncs equals the database after concurrent writers', { skip }, async t => {
+t.test('the mirrors of both organizations, kept by syncs, equal the database after concurrent writers that move jobs between them', { skip }, async t => {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   t.teardown(async () => { await pool.end() })
   let cases = 0
@@ -127,29 +128,38 @@ t.test('a mirror kept by syncs equals the database after concurrent writers', { 
       }
     })).finally(() => { state.running = false })
 
-    // The partner: a walk while the writers write, then syncs until they stop, then one more.
-    const partner: Partner = { mirror: await walkThenSync(app, home.auth, { limit: pageSize }), analytics: new Map() }
-    await fetchAnalytics(home, partner, partner.mirror.jobs.keys())
-    while (state.running) {
-      const { reported, deleted } = await syncFrom(app, home.auth, partner.mirror, { limit: pageSize })
+    // A partner of each organization: a walk while the writers write (jobs move between the
+    // two), then syncs until they stop, then one more.
+    const partners = new Map<Tenant, Partner>()
+    for (const tenant of [home, away]) {
+      const partner: Partner = { mirror: await walkThenSync(app, tenant.auth, { limit: pageSize }), analytics: new Map() }
+      await fetchAnalytics(tenant, partner, partner.mirror.jobs.keys())
+      partners.set(tenant, partner)
+    }
+    const sync = async (tenant: Tenant, partner: Partner): Promise<void> => {
+      const { reported, deleted } = await syncFrom(app, tenant.auth, partner.mirror, { limit: pageSize })
       for (const id of deleted) partner.analytics.delete(id)
-      await fetchAnalytics(home, partner, reported)
+      await fetchAnalytics(tenant, partner, reported)
+    }
+    while (state.running) {
+      for (const [tenant, partner] of partners) await sync(tenant, partner)
       await sleep(1)
     }
     await writing
-    const last = await syncFrom(app, home.auth, partner.mirror, { limit: pageSize })
-    for (const id of last.deleted) partner.analytics.delete(id)
-    await fetchAnalytics(home, partner, last.reported)
+    for (const [tenant, partner] of partners) await sync(tenant, partner)
 
-    const truth = await walkThenSync(app, home.auth)
     const sorted = (m: Map<string, unknown>): unknown[] => [...m.entries()].sort(([a], [b]) => a < b ? -1 : 1)
-    if (JSON.stringify(sorted(partner.mirror.jobs)) !== JSON.stringify(sorted(truth.jobs))) {
-      throw new Error(`mirror differs:\n  mirror ${JSON.stringify(sorted(partner.mirror.jobs))}\n  truth  ${JSON.stringify(sorted(truth.jobs))}`)
-    }
-    const now: Partner = { mirror: truth, analytics: new Map() }
-    await fetchAnalytics(home, now, truth.jobs.keys())
-    if (JSON.stringify(sorted(partner.analytics)) !== JSON.stringify(sorted(now.analytics))) {
-      throw new Error(`mirrored analytics differ:\n  mirror ${JSON.stringify(sorted(partner.analytics))}\n  truth  ${JSON.stringify(sorted(now.analytics))}`)
+    for (const [tenant, partner] of partners) {
+      const which = tenant === home ? 'home' : 'away'
+      const truth = await walkThenSync(app, tenant.auth)
+      if (JSON.stringify(sorted(partner.mirror.jobs)) !== JSON.stringify(sorted(truth.jobs))) {
+        throw new Error(`${which}'s mirror differs:\n  mirror ${JSON.stringify(sorted(partner.mirror.jobs))}\n  truth  ${JSON.stringify(sorted(truth.jobs))}`)
+      }
+      const now: Partner = { mirror: truth, analytics: new Map() }
+      await fetchAnalytics(tenant, now, truth.jobs.keys())
+      if (JSON.stringify(sorted(partner.analytics)) !== JSON.stringify(sorted(now.analytics))) {
+        throw new Error(`${which}'s mirrored analytics differ:\n  mirror ${JSON.stringify(sorted(partner.analytics))}\n  truth  ${JSON.stringify(sorted(now.analytics))}`)
+      }
     }
   }, 100)
   t.ok(cases >= 200, `${cases} cases`)
