@@ -2,6 +2,7 @@ import type { SqlReader } from '../db/rows.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { databaseOffsets } from './zone-agreement.js'
+import { bounded, MAX_IN_PROGRESS, snapshotText, type Snapshot } from '../sync/snapshot.js'
 
 // Queries only. Every method takes the caller's organization and scopes inside the query
 // itself; a null result is the caller's 404. Each answer is one statement: the query
@@ -157,70 +158,99 @@ export interface StatementPoint { snapshot: string, generation: number }
  */
 const SYNC_POINT = PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation`
 
+/** Where a sync is in the change log: the last entry (transaction, job) a page answered. */
+export interface ChangePosition { xid: string, jobId: string }
+
 /** A sync page, with what its statement could see (StatementPoint). */
 export interface SyncPage extends StatementPoint {
-  /** Jobs changed since the token and still the organization's, by id. */
+  /** Jobs changed since the token and still the organization's, in the log's order. */
   jobs: JobWithStats[]
   /** Jobs changed since the token and no longer the organization's. */
   deletedIds: string[]
-  /** The id of the last job or deleted id of the page, when there are more. */
-  nextAfter: string | undefined
+  /** The position of the page's last entry, when there are more. */
+  nextAfter: ChangePosition | undefined
   /** The change log no longer reaches back to the token, or was expired since: it cannot be answered exactly. */
   expired: boolean
 }
 
+// Before every entry of the log (no transaction has id 0, no job the nil uuid).
+const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-000000000000' }
+
 /**
  * One page of the jobs changed since `since` (a snapshot: a change is after it when its
- * transaction is not visible in it), by job id, after `after`: from the change log
- * (job_changes, an index range of the organization's transactions from the snapshot's xmin
- * on) and the screens' deltas not folded into it yet, which the fold moves into the log in
- * one commit. One statement, so one snapshot for the log, the deltas and the jobs. A row
- * marked `collapsed` stands for several transactions up to its own; it counts as changed
- * unless the snapshot's xmin is above it (migration 20261125140000_job_changes).
+ * transaction is not visible in it), in the order of the change log's entries (transaction,
+ * job) after `after`: from the change log (job_changes) and the screens' deltas not folded
+ * into it yet, which the fold moves into the log in one commit, with the same transaction and
+ * job, so at the same place in that order. One statement, so one snapshot for the log, the
+ * deltas and the jobs.
+ *
+ * What it reads is bounded by the page: the entries after the token are those of transactions
+ * from its xmax on, of the (at most MAX_IN_PROGRESS) transactions it lists as in progress, and
+ * the rows marked `collapsed` in between (such a row stands for several transactions up to
+ * its own: it counts as changed unless the token's xmin is above it; migration
+ * 20261125140000_job_changes). Each is an index range of the organization's log from `after`
+ * on, read for `limit + 1` entries at most (the collapsed rows through a partial index of
+ * their own), so a page never reads the entries visible in the token that lie between its
+ * xmin and xmax, nor those of earlier pages. The unfolded deltas of every organization are
+ * read whole (few: the fold runs every second).
  */
-export async function syncPage (reader: SqlReader, organizationId: string, options: { since: StatementPoint, limit: number, after?: string }): Promise<SyncPage> {
-  const { since, after } = options
+export async function syncPage (reader: SqlReader, organizationId: string, options: { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition }): Promise<SyncPage> {
   checkLimit(options.limit)
-  const afterLog = after !== undefined ? PrismaSql.sql`AND c.job_id > ${after}::uuid` : PrismaSql.empty
-  const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
-  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean }>>(PrismaSql.sql`
-    WITH token AS (SELECT ${since.snapshot}::pg_snapshot AS s),
+  const seen = bounded(options.since.seen)
+  const after = options.after ?? LOG_START
+  const take = PrismaSql.raw(String(options.limit + 1))
+  const token = PrismaSql.sql`${snapshotText(seen)}::pg_snapshot`
+  const org = PrismaSql.sql`${organizationId}::uuid`
+  const from = (alias: string): PrismaSql.Sql => PrismaSql.sql`(${PrismaSql.raw(alias)}.xid, ${PrismaSql.raw(alias)}.job_id) > (${after.xid}::xid8, ${after.jobId}::uuid)`
+  const logRange = (condition: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(
+      SELECT c.xid, c.job_id FROM job_changes c
+      WHERE c.organization_id = ${org} AND ${condition} AND ${from('c')}
+      ORDER BY c.xid, c.job_id LIMIT ${take})`
+  // Always MAX_IN_PROGRESS of them (null: none), so that the statement's text is one.
+  const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, nextXid: string | null, nextJob: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean, first: number | null }>>(PrismaSql.sql`
+    WITH
     -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
     -- every second), the organization's jobs may be many.
     fresh_deltas AS MATERIALIZED (
-      SELECT DISTINCT d.job_id FROM screen_summary_deltas d, token
-      WHERE d.xid >= pg_snapshot_xmin(token.s) AND NOT pg_visible_in_snapshot(d.xid, token.s) ${afterDeltas}
+      SELECT DISTINCT d.xid, d.job_id FROM screen_summary_deltas d
+      WHERE d.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(d.xid, ${token}) AND ${from('d')}
     ),
-    changed AS (
-      SELECT c.job_id FROM job_changes c, token
-      WHERE c.organization_id = ${organizationId}::uuid AND c.xid >= pg_snapshot_xmin(token.s)
-        AND (c.collapsed OR NOT pg_visible_in_snapshot(c.xid, token.s)) ${afterLog}
-      UNION
-      SELECT f.job_id FROM fresh_deltas f JOIN jobs dj ON dj.id = f.job_id AND dj.organization_id = ${organizationId}::uuid
+    positions AS MATERIALIZED (
+      SELECT DISTINCT xid, job_id FROM (
+        ${logRange(PrismaSql.sql`c.xid >= ${seen.xmax.toString()}::xid8`)}
+        ${PrismaSql.join(inProgress.map(range => PrismaSql.sql`UNION ALL ${range}`), ' ')}
+        UNION ALL ${logRange(PrismaSql.sql`c.collapsed AND c.xid >= ${seen.xmin.toString()}::xid8 AND c.xid < ${seen.xmax.toString()}::xid8 AND pg_visible_in_snapshot(c.xid, ${token})`)}
+        UNION ALL (SELECT f.xid, f.job_id FROM fresh_deltas f JOIN jobs dj ON dj.id = f.job_id AND dj.organization_id = ${org}
+                   ORDER BY f.xid, f.job_id LIMIT ${take})
+      ) entries
+      ORDER BY xid, job_id LIMIT ${take}
     ),
-    page AS (SELECT job_id FROM changed ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit + 1))}),
+    page AS (SELECT xid, job_id, row_number() OVER (ORDER BY xid, job_id) AS place FROM positions),
     meta AS (
-      SELECT point.*, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
-             (SELECT h.pruned_through >= pg_snapshot_xmin(token.s) FROM job_changes_horizon h, token) AS "prunedPast"
+      SELECT point.*, (SELECT count(*) FROM positions) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
+             (SELECT xid::text FROM page WHERE place = ${PrismaSql.raw(String(options.limit))}) AS "nextXid",
+             (SELECT job_id::text FROM page WHERE place = ${PrismaSql.raw(String(options.limit))}) AS "nextJob",
+             (SELECT h.pruned_through >= ${seen.xmin.toString()}::xid8 FROM job_changes_horizon h) AS "prunedPast"
       FROM (${SYNC_POINT}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
       ${jobsWithStats(
-        PrismaSql.sql`(SELECT p.job_id AS changed_id, jobs.* FROM (SELECT job_id FROM page ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit))}) p
-                       LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${organizationId}::uuid)`,
-        PrismaSql.sql`, j.changed_id AS "changedId"`
+        PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, jobs.* FROM (SELECT job_id, min(place)::int AS first FROM page WHERE place <= ${PrismaSql.raw(String(options.limit))} GROUP BY job_id) p
+                       LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
+        PrismaSql.sql`, j.changed_id AS "changedId", j.first`
       )}
     ) r ON true
-    ORDER BY r."changedId"`)
+    ORDER BY r.first`)
   const meta = rows[0]!
   const listed = rows.filter(row => row.changedId !== null)
   return {
-    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, hasMore: __, snapshot: ___, generation: ____, prunedPast: _____, ...row }) => withStats(row as JobWithStatsRow)),
+    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, nextXid: __, nextJob: ___, hasMore: ____, snapshot: _____, generation: ______, prunedPast: _______, first: ________, ...row }) => withStats(row as JobWithStatsRow)),
     deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
-    nextAfter: meta.hasMore ? listed.at(-1)?.changedId ?? undefined : undefined,
+    nextAfter: meta.hasMore && meta.nextXid !== null && meta.nextJob !== null ? { xid: meta.nextXid, jobId: meta.nextJob } : undefined,
     snapshot: meta.snapshot,
     generation: meta.generation,
-    expired: meta.prunedPast || meta.generation !== since.generation,
+    expired: meta.prunedPast || meta.generation !== options.since.generation,
   }
 }
 

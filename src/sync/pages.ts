@@ -3,7 +3,7 @@ import { invalidRequest, syncTokenExpired } from '../errors.js'
 import type { JobList } from '../schemas/job-list.js'
 import { presentJob } from '../jobs/present.js'
 import { syncPage, type StatementPoint } from '../jobs/repository.js'
-import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
+import { bounded, intersect, parseSnapshot, type Snapshot } from './snapshot.js'
 import type { SyncPoint, SyncTokens } from './tokens.js'
 
 // The sync side of GET /api/jobs: a sync's pages, and the point a walk's pages carry towards
@@ -32,7 +32,7 @@ export function walkPoint (earlier: SyncPoint | undefined, page: StatementPoint,
   return { seen: bounded(intersect(earlier?.seen ?? BEFORE_EVERYTHING, here)), generation: earlier?.generation ?? page.generation }
 }
 
-/** A page of a sync: the jobs changed since the token's point, by id, and those gone. */
+/** A page of a sync: the jobs changed since the token's point, in the change log's order, and those gone. */
 export async function syncJobsPage (database: Database, tokens: SyncTokens, request: { organizationId: string, token: string, cursor: string | undefined, limit: number }): Promise<JobList> {
   const { organizationId, token, cursor, limit } = request
   const since = tokens.point(token, organizationId)
@@ -42,9 +42,9 @@ export async function syncJobsPage (database: Database, tokens: SyncTokens, requ
     throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this sync (altered, or made for another organization or sync token)' }])
   }
   const page = await database.read(async reader => await syncPage(reader, organizationId, {
-    since: { snapshot: snapshotText(since.seen), generation: since.generation },
+    since,
     limit,
-    ...(resumed !== undefined ? { after: resumed.after } : {}),
+    ...(resumed?.after !== undefined ? { after: resumed.after } : {}),
   }))
   if (page.expired) throw syncTokenExpired()
   const here = pageSnapshot(page.snapshot)

@@ -1,20 +1,23 @@
+import type { ChangePosition } from '../jobs/repository.js'
 import type { SignedJson } from '../jobs/signed.js'
 import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
 
 // Sync tokens and the cursors of a sync's pages: signed (an edited one is refused, not
 // interpreted) and bound to the organization. A token is a point (a snapshot); a sync page's
-// cursor also carries its sync's token, the last id answered, and what its pages could all
-// see so far (the next token).
+// cursor also carries its sync's token, the place in the change log its last page reached
+// (`a`, `xid:job id`), and what its pages could all see so far (the next token).
 
 interface TokenPayload { k: 'sync', o: string, x: string, g: number }
 interface PagePayload { k: 'sync-page', o: string, b: string, a: string, x: string }
 
-export interface SyncCursor { after: string, seen: Snapshot }
+/** Where the next page starts (undefined: at the start of the log), and what the sync's pages saw so far. */
+export interface SyncCursor { after: ChangePosition | undefined, seen: Snapshot }
 
 /** A token's point: what the walk or sync saw, in which generation of the change log. */
 export interface SyncPoint { seen: Snapshot, generation: number }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const POSITION = /^(\d{1,20}):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/
 
 export class SyncTokens {
   constructor (private readonly signer: SignedJson) {}
@@ -32,17 +35,26 @@ export class SyncTokens {
     return seen === undefined ? undefined : { seen, generation: payload.g! }
   }
 
-  cursor (organizationId: string, since: SyncPoint, after: string, seen: Snapshot): string {
-    const payload: PagePayload = { k: 'sync-page', o: organizationId, b: snapshotText(since.seen), a: after, x: snapshotText(seen) }
+  cursor (organizationId: string, since: SyncPoint, after: ChangePosition, seen: Snapshot): string {
+    const payload: PagePayload = { k: 'sync-page', o: organizationId, b: snapshotText(since.seen), a: `${after.xid}:${after.jobId}`, x: snapshotText(seen) }
     return this.signer.seal(payload)
   }
 
-  /** Where a sync's cursor points, or undefined when it is not one of this sync (organization and token). */
+  /**
+   * Where a sync's cursor points, or undefined when it is not one of this sync (organization
+   * and token). A cursor of the release before, which paged by job id (`a` a job id), starts
+   * the sync over from the start of the log, with what its pages saw: a job may come twice,
+   * none is missed. (The release before refuses this release's cursors, a 400, rather than
+   * read a position it does not know as a job id.)
+   */
   page (cursor: string, organizationId: string, since: SyncPoint): SyncCursor | undefined {
     const payload = this.signer.open(cursor) as Partial<PagePayload> | undefined
     if (payload?.k !== 'sync-page' || payload.o !== organizationId || payload.b !== snapshotText(since.seen)) return undefined
-    if (typeof payload.a !== 'string' || !UUID.test(payload.a) || typeof payload.x !== 'string') return undefined
+    if (typeof payload.a !== 'string' || typeof payload.x !== 'string') return undefined
     const seen = parseSnapshot(payload.x)
-    return seen === undefined ? undefined : { after: payload.a, seen }
+    if (seen === undefined) return undefined
+    if (UUID.test(payload.a)) return { after: undefined, seen }
+    const position = POSITION.exec(payload.a)
+    return position === null ? undefined : { after: { xid: position[1]!, jobId: position[2]! }, seen }
   }
 }
