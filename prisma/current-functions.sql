@@ -2,6 +2,21 @@
 -- definition of every function and trigger of the schema. Do not edit: change them in a new
 -- migration, then run the command again (test/db/current-functions.test.ts checks this file).
 
+CREATE OR REPLACE FUNCTION public.adopt_database_history()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+  IF (SELECT history FROM job_changes_horizon) IS NOT DISTINCT FROM database_history() THEN RETURN false; END IF;
+  DELETE FROM job_changes;
+  UPDATE job_changes_horizon SET pruned_through = pg_current_xact_id(), history = database_history(),
+    generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int;
+  RETURN true;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.completion_bucket(t timestamp with time zone)
  RETURNS timestamp with time zone
  LANGUAGE sql
@@ -32,6 +47,13 @@ BEGIN
     quarter := floor(extract(epoch FROM t - w) / 900)::int;
   END IF;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.database_history()
+ RETURNS text
+ LANGUAGE sql
+AS $function$
+  SELECT s.system_identifier::text || ':' || d.oid::text FROM pg_control_system() s, pg_database d WHERE d.datname = current_database()
 $function$;
 
 CREATE OR REPLACE FUNCTION public.expected_job_completion_buckets(job_ids uuid[] DEFAULT NULL::uuid[])
@@ -65,12 +87,18 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.expire_sync_tokens()
  RETURNS integer
- LANGUAGE sql
+ LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+  drawn int;
+BEGIN
+  PERFORM adopt_database_history();
   UPDATE job_changes_horizon SET generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int
-  RETURNING generation
+  RETURNING generation INTO drawn;
+  RETURN drawn;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.fold_screen_summary_deltas(max_deltas integer DEFAULT 20000)
@@ -384,6 +412,7 @@ DECLARE
 BEGIN
   IF NOT pg_try_advisory_xact_lock(8146720561340518) THEN RETURN 0; END IF;
   IF NOT pg_try_advisory_xact_lock(8146720561340517) THEN RETURN 0; END IF;
+  IF adopt_database_history() THEN RETURN 0; END IF;
   WITH gone AS (
     DELETE FROM job_changes WHERE logged_at < now() - make_interval(secs => greatest(retention_seconds, 3600)) RETURNING xid
   )

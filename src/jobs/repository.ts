@@ -123,9 +123,9 @@ export async function listJobs (reader: SqlReader, organizationId: string, optio
   checkLimit(options.limit)
   // `limit + 1` rows tell whether there is a next page; the counts are computed for the
   // first `limit` only. The page is joined to one row of what the statement could see
-  // (SYNC_POINT, for the walk's sync token), so that an empty page has it too, from the
-  // same snapshot as its (absent) rows.
-  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number }>>(PrismaSql.sql`
+  // (SYNC_POINT, for the walk's sync token; the first page also reads the database's history),
+  // so that an empty page has it too, from the same snapshot as its (absent) rows.
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number, history?: string }>>(PrismaSql.sql`
     WITH page AS (
       SELECT * FROM jobs j
       WHERE j.organization_id = ${organizationId}::uuid
@@ -134,29 +134,48 @@ export async function listJobs (reader: SqlReader, organizationId: string, optio
       ORDER BY j.created_at DESC, j.id DESC
       LIMIT ${PrismaSql.raw(String(options.limit + 1))}
     )
-    SELECT point.*, r.* FROM (${SYNC_POINT}) point LEFT JOIN (
+    SELECT point.*, r.* FROM (${SYNC_POINT(after === undefined)}) point LEFT JOIN (
       ${jobsWithStats(
         PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
         PrismaSql.sql`, j.more AS "hasMore"`
       )}
     ) r ON true
     ORDER BY r."createdAt" DESC, r.id DESC`)
-  const { snapshot, generation } = rows[0]!
-  const listed = rows.filter((row): row is JobWithStatsRow & { hasMore: boolean, snapshot: string, generation: number } => row.id !== null)
-  return { jobs: listed.map(({ hasMore: _, snapshot: __, generation: ___, ...row }) => withStats(row)), hasMore: listed[0]?.hasMore ?? false, snapshot, generation }
+  const { snapshot, generation, history } = rows[0]!
+  const listed = rows.filter((row): row is JobWithStatsRow & { hasMore: boolean, snapshot: string, generation: number, history?: string } => row.id !== null)
+  return {
+    jobs: listed.map(({ hasMore: _, snapshot: __, generation: ___, history: ____, ...row }) => withStats(row)),
+    hasMore: listed[0]?.hasMore ?? false,
+    snapshot,
+    generation,
+    ...(history !== undefined ? { history } : {}),
+  }
 }
 
 type Nullable<T> = { [K in keyof T]: T[K] | null }
 
-/** What a page's statement could see (READER_SNAPSHOT) and the change log's generation. */
-export interface StatementPoint { snapshot: string, generation: number }
+/**
+ * What a page's statement could see (READER_SNAPSHOT), the change log's generation, and (when
+ * asked for) which database history it read (DATABASE_HISTORY).
+ */
+export interface StatementPoint { snapshot: string, generation: number, history?: string }
+
+/**
+ * The database history the statement reads (`system identifier:database oid`, migration
+ * 20261126140200_sync_token_history; src/sync/history.ts): what a dump or a copy does not
+ * carry to another cluster or database. It reads pg_control and the catalog (about 20 µs,
+ * measured with pgbench): read by a walk's first page and by every sync page, not by a walk's
+ * later pages, which carry it in their cursor.
+ */
+const DATABASE_HISTORY = PrismaSql.sql`database_history()`
 
 /**
  * One row: the statement's snapshot and the change log's generation, which
  * `npm run admin -- expire-sync-tokens` (and a TRUNCATE of jobs) changes so that every token
- * made before answers 410 (migration 20261125140000_job_changes).
+ * made before answers 410 (migration 20261125140000_job_changes); with `history`, the
+ * database's (DATABASE_HISTORY).
  */
-const SYNC_POINT = PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation`
+const SYNC_POINT = (history: boolean): PrismaSql.Sql => PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation${history ? PrismaSql.sql`, ${DATABASE_HISTORY} AS history` : PrismaSql.empty}`
 
 /** Where a sync is in the change log: the last entry (transaction, job) a page answered. */
 export interface ChangePosition { xid: string, jobId: string }
@@ -169,8 +188,13 @@ export interface SyncPage extends StatementPoint {
   deletedIds: string[]
   /** The position of the page's last entry, when there are more. */
   nextAfter: ChangePosition | undefined
-  /** The change log no longer reaches back to the token, or was expired since: it cannot be answered exactly. */
+  /**
+   * The change log no longer reaches back to the token, was expired since, or has not reached
+   * the token's point (the database went back in time): it cannot be answered exactly.
+   */
   expired: boolean
+  /** The database history the statement read (DATABASE_HISTORY). */
+  history: string
 }
 
 // Before every entry of the log (no transaction has id 0, no job the nil uuid).
@@ -208,7 +232,7 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
       ORDER BY c.xid, c.job_id LIMIT ${take})`
   // Always MAX_IN_PROGRESS of them (null: none), so that the statement's text is one.
   const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
-  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, nextXid: string | null, nextJob: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean, first: number | null }>>(PrismaSql.sql`
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, nextXid: string | null, nextJob: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean, first: number | null, ahead: boolean, history: string }>>(PrismaSql.sql`
     WITH
     -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
     -- every second), the organization's jobs may be many.
@@ -231,8 +255,12 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
       SELECT point.*, (SELECT count(*) FROM positions) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
              (SELECT xid::text FROM page WHERE place = ${PrismaSql.raw(String(options.limit))}) AS "nextXid",
              (SELECT job_id::text FROM page WHERE place = ${PrismaSql.raw(String(options.limit))}) AS "nextJob",
-             (SELECT h.pruned_through >= ${seen.xmin.toString()}::xid8 FROM job_changes_horizon h) AS "prunedPast"
-      FROM (${SYNC_POINT}) point
+             (SELECT h.pruned_through >= ${seen.xmin.toString()}::xid8 FROM job_changes_horizon h) AS "prunedPast",
+             -- On the primary, a token can only be behind the server's snapshot: ahead, the
+             -- database went back (a restore, a lossy failover) and may hand its transactions'
+             -- ids out again. A standby may lag behind a token another server made.
+             (NOT pg_is_in_recovery() AND ${seen.xmax.toString()}::xid8 > pg_snapshot_xmax(pg_current_snapshot())) AS ahead
+      FROM (${SYNC_POINT(true)}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
       ${jobsWithStats(
@@ -245,12 +273,13 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
   const meta = rows[0]!
   const listed = rows.filter(row => row.changedId !== null)
   return {
-    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, nextXid: __, nextJob: ___, hasMore: ____, snapshot: _____, generation: ______, prunedPast: _______, first: ________, ...row }) => withStats(row as JobWithStatsRow)),
+    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, nextXid: __, nextJob: ___, hasMore: ____, snapshot: _____, generation: ______, prunedPast: _______, first: ________, ahead: _________, history: __________, ...row }) => withStats(row as JobWithStatsRow)),
     deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
     nextAfter: meta.hasMore && meta.nextXid !== null && meta.nextJob !== null ? { xid: meta.nextXid, jobId: meta.nextJob } : undefined,
     snapshot: meta.snapshot,
     generation: meta.generation,
-    expired: meta.prunedPast || meta.generation !== options.since.generation,
+    expired: meta.prunedPast || meta.ahead || meta.generation !== options.since.generation,
+    history: meta.history,
   }
 }
 

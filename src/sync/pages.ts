@@ -4,6 +4,7 @@ import type { JobList } from '../schemas/job-list.js'
 import { presentJob } from '../jobs/present.js'
 import { syncPage, type StatementPoint } from '../jobs/repository.js'
 import { bounded, intersect, parseSnapshot, type Snapshot } from './snapshot.js'
+import { historyId } from './history.js'
 import type { SyncPoint, SyncTokens } from './tokens.js'
 
 // The sync side of GET /api/jobs: a sync's pages, and the point a walk's pages carry towards
@@ -22,14 +23,16 @@ function pageSnapshot (text: string): Snapshot {
 const BEFORE_EVERYTHING: Snapshot = { xmin: 1n, xmax: 1n, xip: [] }
 
 /**
- * What every page of a walk could see, in the generation of the change log its first page
- * saw: `earlier` from the walk's cursor (none on its first page), `page` from this page's
- * statement. The walk's sync token, on its last page.
+ * What every page of a walk could see, in the generation of the change log and on the
+ * database history its first page saw: `earlier` from the walk's cursor (none on its first
+ * page), `page` from this page's statement (which reads the history on the first page only).
+ * The walk's sync token, on its last page. A walk resumed from a cursor of the release before
+ * has no history: its token answers 410.
  */
 export function walkPoint (earlier: SyncPoint | undefined, page: StatementPoint, resumed: boolean): SyncPoint {
   const here = pageSnapshot(page.snapshot)
-  if (!resumed) return { seen: bounded(here), generation: page.generation }
-  return { seen: bounded(intersect(earlier?.seen ?? BEFORE_EVERYTHING, here)), generation: earlier?.generation ?? page.generation }
+  if (!resumed) return { seen: bounded(here), generation: page.generation, history: page.history === undefined ? '' : historyId(page.history) }
+  return { seen: bounded(intersect(earlier?.seen ?? BEFORE_EVERYTHING, here)), generation: earlier?.generation ?? page.generation, history: earlier?.history ?? '' }
 }
 
 /** A page of a sync: the jobs changed since the token's point, in the change log's order, and those gone. */
@@ -46,13 +49,15 @@ export async function syncJobsPage (database: Database, tokens: SyncTokens, requ
     limit,
     ...(resumed?.after !== undefined ? { after: resumed.after } : {}),
   }))
-  if (page.expired) throw syncTokenExpired()
+  // Another database history than the token's (a restore into another cluster or database),
+  // or none known (a token of the release before): 410, never answered.
+  if (page.expired || historyId(page.history) !== since.history) throw syncTokenExpired()
   const here = pageSnapshot(page.snapshot)
   const seen = bounded(resumed !== undefined ? intersect(resumed.seen, here) : here)
   return {
     data: page.jobs.map(presentJob),
     next_cursor: page.nextAfter !== undefined ? tokens.cursor(organizationId, since, page.nextAfter, seen) : null,
-    sync_token: page.nextAfter === undefined ? tokens.token(organizationId, { seen, generation: since.generation }) : null,
+    sync_token: page.nextAfter === undefined ? tokens.token(organizationId, { seen, generation: since.generation, history: since.history }) : null,
     deleted_ids: page.deletedIds,
   }
 }

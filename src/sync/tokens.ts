@@ -7,14 +7,18 @@ import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
 // cursor also carries its sync's token, the place in the change log its last page reached
 // (`a`, `xid:job id`), and what its pages could all see so far (the next token).
 
-interface TokenPayload { k: 'sync', o: string, x: string, g: number }
+interface TokenPayload { k: 'sync', o: string, x: string, g: number, h: string }
 interface PagePayload { k: 'sync-page', o: string, b: string, a: string, x: string }
 
 /** Where the next page starts (undefined: at the start of the log), and what the sync's pages saw so far. */
 export interface SyncCursor { after: ChangePosition | undefined, seen: Snapshot }
 
-/** A token's point: what the walk or sync saw, in which generation of the change log. */
-export interface SyncPoint { seen: Snapshot, generation: number }
+/**
+ * A token's point: what the walk or sync saw, in which generation of the change log, on which
+ * database history (src/sync/history.ts; '' when not known: a token of the release before,
+ * which answers 410).
+ */
+export interface SyncPoint { seen: Snapshot, generation: number, history: string }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const POSITION = /^(\d{1,20}):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/
@@ -23,16 +27,20 @@ export class SyncTokens {
   constructor (private readonly signer: SignedJson) {}
 
   token (organizationId: string, point: SyncPoint): string {
-    const payload: TokenPayload = { k: 'sync', o: organizationId, x: snapshotText(point.seen), g: point.generation }
+    const payload: TokenPayload = { k: 'sync', o: organizationId, x: snapshotText(point.seen), g: point.generation, h: point.history }
     return this.signer.seal(payload)
   }
 
-  /** A token's point, or undefined when it is not a sync token of this organization. */
+  /**
+   * A token's point, or undefined when it is not a sync token of this organization. A token of
+   * the release before has no history (`h`): its point has '' and answers 410, never 400.
+   */
   point (token: string, organizationId: string): SyncPoint | undefined {
     const payload = this.signer.open(token) as Partial<TokenPayload> | undefined
     if (payload?.k !== 'sync' || payload.o !== organizationId || typeof payload.x !== 'string' || !Number.isSafeInteger(payload.g)) return undefined
+    if (payload.h !== undefined && typeof payload.h !== 'string') return undefined
     const seen = parseSnapshot(payload.x)
-    return seen === undefined ? undefined : { seen, generation: payload.g! }
+    return seen === undefined ? undefined : { seen, generation: payload.g!, history: payload.h ?? '' }
   }
 
   cursor (organizationId: string, since: SyncPoint, after: ChangePosition, seen: Snapshot): string {

@@ -5,13 +5,18 @@ import { createJob, createScreens, createTenant, type Tenant } from '../helpers/
 import { foldScreenStats } from '../../src/admin/screen-stats.js'
 import { expireSyncTokens } from '../../src/admin/sync-tokens.js'
 import { walkThenSync, syncFrom, type Mirror } from '../helpers/sync-mirror.js'
+import { SignedJson } from '../../src/jobs/signed.js'
 
 // Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
 // answers the jobs changed after it (and the ids gone from the organization), each change
 // at least once, whenever it committed. The mirror helper (test/helpers/sync-mirror.ts) is what a partner
 // does; the database is the reference: a fresh walk.
 
-const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0' } })
+const CURSOR_SECRET = 'a secret the tests know, to write tokens of other releases and points'
+const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0', CURSOR_SECRET } })
+const signer = new SignedJson(CURSOR_SECRET)
+/** A token's payload, to be changed and signed again. */
+const payloadOf = (token: string): Record<string, unknown> => JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString())
 const acme = await createTenant(prisma)
 const globex = await createTenant(prisma)
 const jobs: Array<Awaited<ReturnType<typeof createJob>>> = []
@@ -210,6 +215,59 @@ t.test('the retention keeps at least an hour, whoever calls the upkeep (the API\
   const res = await get(`/api/jobs?changed_since=${encodeURIComponent(mirror.token)}`)
   t.equal(res.statusCode, 200, 'a change of a minute ago is kept')
   t.ok(res.json().data.some((j: { id: string }) => j.id === jobs[4]!.id))
+})
+
+t.test('a token whose snapshot lies ahead of the server\'s (the database went back in time) answers 410', async t => {
+  const { token } = await walkThenSync(app, acme.auth)
+  const payload = payloadOf(token)
+  const xmax = BigInt(String(payload.x).split(':')[1]!)
+  const ahead = signer.seal({ ...payload, x: `${xmax + 1_000_000n}:${xmax + 1_000_000n}:` })
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(ahead)}`)
+  t.equal(res.statusCode, 410)
+  t.equal(res.json().code, 'sync_token_expired')
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(token)}`)).statusCode, 200, 'the same token at its own point: 200')
+})
+
+t.test('tokens and walk cursors of the release before (no database history): 410, never 400 or 500', async t => {
+  const { token } = await walkThenSync(app, acme.auth)
+  const { h: _, ...before } = payloadOf(token)
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(signer.seal(before))}`)
+  t.equal(res.statusCode, 410, 'a token without its history')
+  t.equal(res.json().code, 'sync_token_expired')
+  const page1 = (await get('/api/jobs?limit=2')).json()
+  const { h: __, ...cursorBefore } = payloadOf(page1.next_cursor)
+  let cursor: string | null = signer.seal(cursorBefore)
+  let walked: string | null = null
+  while (cursor !== null) {
+    const page = await get(`/api/jobs?limit=2&cursor=${encodeURIComponent(cursor)}`)
+    t.equal(page.statusCode, 200, 'a walk goes on from a cursor of the release before')
+    cursor = page.json().next_cursor
+    walked = page.json().sync_token
+  }
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(walked!)}`)).statusCode, 410, 'and its token answers 410: the walk\'s first pages named no history')
+  t.not(payloadOf(token).h, '', 'a token of this release names one')
+})
+
+t.test('changes made with the triggers off: a rebuild logs the jobs whose figures it changed; expire-sync-tokens makes every token answer 410', async t => {
+  const before = await walkThenSync(app, acme.auth)
+  // A load with the triggers off (a bulk import), then the rebuild of the summaries it needs.
+  await prisma.$transaction([
+    prisma.$executeRawUnsafe('SET LOCAL session_replication_role = replica'),
+    prisma.$executeRaw`INSERT INTO screens (job_id, status, score, started_at, completed_at) VALUES (${jobs[4]!.id}::uuid, 'completed', 33, now(), now())`,
+  ])
+  t.same([...(await syncFrom(app, acme.auth, { ...before, jobs: new Map(before.jobs) })).reported], [], 'nothing logged by the load itself')
+  await prisma.$executeRaw`SELECT rebuild_screen_summaries(ARRAY[${jobs[4]!.id}::uuid, ${jobs[5]!.id}::uuid])`
+  const changes = await syncFrom(app, acme.auth, before)
+  t.same([...changes.reported], [jobs[4]!.id], 'the job whose figures changed, not the other rebuilt one')
+  t.equal(before.jobs.get(jobs[4]!.id)?.interview_count, (await walkThenSync(app, acme.auth)).jobs.get(jobs[4]!.id)?.interview_count)
+  // A job's fields changed with the triggers off cannot be found again: the remedy is to expire every token.
+  await prisma.$transaction([
+    prisma.$executeRawUnsafe('SET LOCAL session_replication_role = replica'),
+    prisma.$executeRaw`UPDATE jobs SET title = 'loaded with the triggers off' WHERE id = ${jobs[6]!.id}::uuid`,
+  ])
+  await expireSyncTokens(prisma)
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)).statusCode, 410, 'every earlier token, after expire-sync-tokens')
+  t.equal((await walkThenSync(app, acme.auth)).jobs.get(jobs[6]!.id)?.title, 'loaded with the triggers off', 'a new walk has it')
 })
 
 // Last: it empties the tables.

@@ -10,7 +10,7 @@ const signer = new SignedJson('a secret for the tests of sync tokens, long enoug
 const tokens = new SyncTokens(signer)
 const ORG = '6a1f3c2e-1b2d-4c3e-8f4a-5b6c7d8e9f00'
 const JOB = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0'
-const point: SyncPoint = { seen: parseSnapshot('100:110:104')!, generation: 7 }
+const point: SyncPoint = { seen: parseSnapshot('100:110:104')!, generation: 7, history: '0123456789abcdef' }
 
 t.test('a sync page\'s cursor carries its place in the change log: transaction and job', async t => {
   const seen = parseSnapshot('105:120:')!
@@ -29,4 +29,11 @@ t.test('a cursor whose place is neither is refused', async t => {
   for (const a of ['108', `x:${JOB}`, `108:${JOB}:1`, `${'9'.repeat(21)}:${JOB}`, '']) {
     t.equal(tokens.page(signer.seal({ k: 'sync-page', o: ORG, b: '100:110:104', a, x: '105:120:' }), ORG, point), undefined, JSON.stringify(a))
   }
+})
+
+t.test('a token carries its database history; a token of the release before has none, and is read as such (a 410, not a 400)', async t => {
+  t.same(tokens.point(tokens.token(ORG, point), ORG), point)
+  const before = signer.seal({ k: 'sync', o: ORG, x: '100:110:104', g: 7 })
+  t.same(tokens.point(before, ORG), { ...point, history: '' })
+  t.equal(tokens.point(signer.seal({ k: 'sync', o: ORG, x: '100:110:104', g: 7, h: 12 }), ORG), undefined, 'a history that is not text: not a token of ours')
 })
