@@ -253,12 +253,13 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.job_figures(job_ids uuid[] DEFAULT NULL::uuid[])
- RETURNS TABLE(job_id uuid, figures text)
+ RETURNS TABLE(job_id uuid, shown text, figures text)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT coalesce(s.job_id, b.job_id), coalesce(s.counts, '') || '|' || coalesce(b.buckets, '')
-  FROM (SELECT job_id, in_progress || ':' || completed || ':' || expired || ':' || scored || ':' || trim_scale(score_sum) AS counts
+  SELECT coalesce(s.job_id, b.job_id), coalesce(s.shown, ''), coalesce(s.counts, '') || '|' || coalesce(b.buckets, '')
+  FROM (SELECT job_id, (in_progress + completed + expired) || ':' || scored || ':' || trim_scale(score_sum) AS shown,
+               in_progress || ':' || completed || ':' || expired || ':' || scored || ':' || trim_scale(score_sum) AS counts
         FROM stored_job_screen_stats(job_ids)
         WHERE in_progress <> 0 OR completed <> 0 OR expired <> 0 OR scored <> 0 OR score_sum <> 0) s
   FULL JOIN (SELECT job_id, string_agg(bucket || kind || ':' || completed || ':' || scored || ':' || trim_scale(score_sum), ',' ORDER BY bucket, kind) AS buckets
@@ -348,7 +349,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.log_job_changes_locked(job_ids uuid[])
+CREATE OR REPLACE FUNCTION public.log_job_changes_locked(job_ids uuid[], analytics_only boolean DEFAULT false)
  RETURNS void
  LANGUAGE sql
  SECURITY DEFINER
@@ -357,8 +358,8 @@ AS $function$
   WITH locked AS (
     SELECT id, organization_id FROM jobs WHERE job_ids IS NULL OR id = ANY (job_ids) ORDER BY id FOR SHARE
   )
-  INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM locked
-  ON CONFLICT DO NOTHING
+  INSERT INTO job_changes AS c (organization_id, job_id, analytics_only) SELECT organization_id, id, log_job_changes_locked.analytics_only FROM locked
+  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only
 $function$;
 
 CREATE OR REPLACE FUNCTION public.malformed_job_completion_boundaries(job_ids uuid[] DEFAULT NULL::uuid[])
@@ -422,15 +423,15 @@ BEGIN
   END IF;
 
   WITH finished AS (
-    SELECT organization_id, job_id, max(xid) AS latest
+    SELECT organization_id, job_id, analytics_only, max(xid) AS latest
     FROM job_changes
     WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
-    GROUP BY organization_id, job_id
+    GROUP BY organization_id, job_id, analytics_only
     HAVING count(*) > 1
     LIMIT greatest(max_jobs, 1)
   ), folded AS (
     DELETE FROM job_changes c USING finished f
-    WHERE c.organization_id = f.organization_id AND c.job_id = f.job_id AND c.xid < f.latest
+    WHERE c.organization_id = f.organization_id AND c.job_id = f.job_id AND c.analytics_only = f.analytics_only AND c.xid < f.latest
     RETURNING 1
   ), marked AS (
     UPDATE job_changes c SET collapsed = true FROM finished f
@@ -466,11 +467,13 @@ CREATE OR REPLACE FUNCTION public.rebuild_screen_summaries(job_ids uuid[] DEFAUL
 AS $function$
 DECLARE
   figures_before jsonb;
+  shown_changed uuid[];
+  analytics_changed uuid[];
 BEGIN
   PERFORM pg_advisory_xact_lock(8146720561340517);
   -- Its statements read in several snapshots: no write may fall between them.
   LOCK TABLE screens IN SHARE MODE;
-  SELECT coalesce(jsonb_object_agg(f.job_id, f.figures), '{}') INTO figures_before FROM job_figures(job_ids) f;
+  SELECT coalesce(jsonb_object_agg(f.job_id, jsonb_build_array(f.shown, f.figures)), '{}') INTO figures_before FROM job_figures(job_ids) f;
   INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)
   SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1,
          bit_xor(hash) # hashint8extended(summaries_clock(), 1)
@@ -505,10 +508,16 @@ BEGIN
     WINDOW w AS (PARTITION BY e.job_id, p.window_start ORDER BY p.quarter)
   ) running
   GROUP BY running.job_id, running.window_start;
-  PERFORM log_job_changes_locked(ARRAY(
-    SELECT coalesce(a.job_id, b.key::uuid)
-    FROM job_figures(job_ids) a FULL JOIN jsonb_each_text(figures_before) b ON b.key::uuid = a.job_id
-    WHERE a.figures IS DISTINCT FROM b.value));
+  -- A job whose counts or average changed, for every key; one whose analytics alone did, for
+  -- the keys that read analytics.
+  WITH compared AS (
+    SELECT coalesce(a.job_id, b.key::uuid) AS job_id, a.shown IS DISTINCT FROM b.value ->> 0 AS shown, a.figures IS DISTINCT FROM b.value ->> 1 AS figures
+    FROM job_figures(job_ids) a FULL JOIN jsonb_each(figures_before) b ON b.key::uuid = a.job_id
+  )
+  SELECT array_agg(c.job_id) FILTER (WHERE c.shown), array_agg(c.job_id) FILTER (WHERE c.figures AND NOT c.shown)
+  INTO shown_changed, analytics_changed FROM compared c;
+  PERFORM log_job_changes_locked(coalesce(shown_changed, '{}'));
+  PERFORM log_job_changes_locked(coalesce(analytics_changed, '{}'), true);
 END
 $function$;
 
@@ -559,11 +568,13 @@ BEGIN
   -- Other transactions' deltas: committed before this statement read them. Under the job's
   -- organization now, without a lock: a move this read does not see commits after the delta's
   -- transaction did.
-  INSERT INTO job_changes (organization_id, xid, job_id)
-  SELECT DISTINCT j.organization_id, d.xid, d.job_id
+  INSERT INTO job_changes AS c (organization_id, xid, job_id, analytics_only)
+  SELECT j.organization_id, d.xid, d.job_id,
+         sum(d.in_progress + d.completed + d.expired) = 0 AND sum(d.scored) = 0 AND sum(d.score_sum) = 0
   FROM gone_deltas d JOIN jobs j ON j.id = d.job_id
   WHERE d.xid <> me
-  ON CONFLICT DO NOTHING;
+  GROUP BY j.organization_id, d.xid, d.job_id
+  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only;
   -- This transaction's own (not committed: nothing orders a move after it), locked.
   IF EXISTS (SELECT FROM gone_deltas WHERE xid = me) THEN
     PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM gone_deltas WHERE xid = me));

@@ -22,6 +22,7 @@ export class CursorCodec {
 
   encode (organizationId: string, status: string | undefined, position: JobPosition, point?: SyncPoint): string {
     const payload: Payload = { o: organizationId, s: status ?? null, t: position.createdAt.toISOString(), i: position.id }
+    // A walk skips nothing: its point's `analytics` is always true, not written.
     if (point !== undefined) Object.assign(payload, { x: snapshotText(point.seen), g: point.generation, h: point.history })
     return this.signer.seal(payload)
   }
@@ -36,6 +37,6 @@ export class CursorCodec {
     if (payload.x === undefined) return { position }
     const seen = typeof payload.x === 'string' ? parseSnapshot(payload.x) : undefined
     if (seen === undefined || !Number.isSafeInteger(payload.g) || (payload.h !== undefined && typeof payload.h !== 'string')) return undefined
-    return { position, point: { seen, generation: payload.g!, history: payload.h ?? '' } }
+    return { position, point: { seen, generation: payload.g!, history: payload.h ?? '', analytics: true } }
   }
 }

@@ -206,7 +206,8 @@ const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-00
  * job) after `after`: from the change log (job_changes) and the screens' deltas not folded
  * into it yet, which the fold moves into the log in one commit, with the same transaction and
  * job, so at the same place in that order. One statement, so one snapshot for the log, the
- * deltas and the jobs.
+ * deltas and the jobs. Without `analytics` (a key that cannot read analytics), only the
+ * changes of what a job's item shows.
  *
  * What it reads is bounded by the page: the entries after the token are those of transactions
  * from its xmax on, of the (at most MAX_IN_PROGRESS) transactions it lists as in progress, and
@@ -218,7 +219,7 @@ const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-00
  * xmin and xmax, nor those of earlier pages. The unfolded deltas of every organization are
  * read whole (few: the fold runs every second).
  */
-export async function syncPage (reader: SqlReader, organizationId: string, options: { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition }): Promise<SyncPage> {
+export async function syncPage (reader: SqlReader, organizationId: string, options: { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition, analytics: boolean }): Promise<SyncPage> {
   checkLimit(options.limit)
   const seen = bounded(options.since.seen)
   const after = options.after ?? LOG_START
@@ -226,9 +227,14 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
   const token = PrismaSql.sql`${snapshotText(seen)}::pg_snapshot`
   const org = PrismaSql.sql`${organizationId}::uuid`
   const from = (alias: string): PrismaSql.Sql => PrismaSql.sql`(${PrismaSql.raw(alias)}.xid, ${PrismaSql.raw(alias)}.job_id) > (${after.xid}::xid8, ${after.jobId}::uuid)`
+  // Without analytics, the changes of analytics alone are skipped (migration
+  // 20261126140300_job_changes_analytics_only): the ranges read the log's partial index of the
+  // others, so a page does not read past what it skips; a transaction's unfolded deltas of a
+  // job count when their sums of interviews, scored screens or scores are not zero.
+  const shown = options.analytics ? PrismaSql.empty : PrismaSql.sql`AND NOT c.analytics_only`
   const logRange = (condition: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(
       SELECT c.xid, c.job_id FROM job_changes c
-      WHERE c.organization_id = ${org} AND ${condition} AND ${from('c')}
+      WHERE c.organization_id = ${org} AND ${condition} ${shown} AND ${from('c')}
       ORDER BY c.xid, c.job_id LIMIT ${take})`
   // Always MAX_IN_PROGRESS of them (null: none), so that the statement's text is one.
   const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
@@ -237,8 +243,10 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
     -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
     -- every second), the organization's jobs may be many.
     fresh_deltas AS MATERIALIZED (
-      SELECT DISTINCT d.xid, d.job_id FROM screen_summary_deltas d
+      SELECT d.xid, d.job_id FROM screen_summary_deltas d
       WHERE d.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(d.xid, ${token}) AND ${from('d')}
+      GROUP BY d.xid, d.job_id
+      ${options.analytics ? PrismaSql.empty : PrismaSql.sql`HAVING sum(d.in_progress + d.completed + d.expired) <> 0 OR sum(d.scored) <> 0 OR sum(d.score_sum) <> 0`}
     ),
     positions AS MATERIALIZED (
       SELECT DISTINCT xid, job_id FROM (
