@@ -134,7 +134,7 @@ export async function listJobs (reader: SqlReader, organizationId: string, optio
       ORDER BY j.created_at DESC, j.id DESC
       LIMIT ${PrismaSql.raw(String(options.limit + 1))}
     )
-    SELECT point.*, r.* FROM (${SYNC_POINT(after === undefined)}) point LEFT JOIN (
+    SELECT point.*, r.* FROM (${SYNC_POINT(after === undefined && status === undefined)}) point LEFT JOIN (
       ${jobsWithStats(
         PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
         PrismaSql.sql`, j.more AS "hasMore"`
