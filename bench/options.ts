@@ -11,11 +11,13 @@ export interface BenchOptions {
   connections: number
   /** Only the scenarios whose name contains one of these (all when empty): for iterating, not for a figure to quote. */
   only: string[]
+  /** Jobs changed since the sync scenario's token (50,000; 5,000 with --quick). */
+  syncChanged: number
   /** The PostgreSQL server: a throwaway database is made beside the one this names. */
   serverUrl: string
 }
 
-export const USAGE = `usage: BENCH_DATABASE_URL=postgresql://user@host:5432/db npm run bench -- [--quick] [--scale N] [--rounds N] [--duration seconds] [--connections N] [--only 'part of a scenario name']…
+export const USAGE = `usage: BENCH_DATABASE_URL=postgresql://user@host:5432/db npm run bench -- [--quick] [--scale N] [--rounds N] [--duration seconds] [--connections N] [--sync-changed N] [--only 'part of a scenario name']…
   (TEST_DATABASE_URL is used when BENCH_DATABASE_URL is unset; a throwaway database is made on that server and dropped at the end)`
 
 export class UsageError extends Error {}
@@ -33,8 +35,8 @@ export function parseOptions (argv: string[], env: NodeJS.ProcessEnv): BenchOpti
   if (serverUrl === undefined) throw new UsageError('set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server database')
   const quick = argv.includes('--quick')
   const options: BenchOptions = quick
-    ? { quick, scale: 1, rounds: 1, duration: 2, warmup: 1, connections: 16, only: [], serverUrl }
-    : { quick, scale: 1, rounds: 3, duration: 10, warmup: 2, connections: 16, only: [], serverUrl }
+    ? { quick, scale: 1, rounds: 1, duration: 2, warmup: 1, connections: 16, only: [], syncChanged: 5_000, serverUrl }
+    : { quick, scale: 1, rounds: 3, duration: 10, warmup: 2, connections: 16, only: [], syncChanged: 50_000, serverUrl }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--quick') continue
@@ -45,6 +47,7 @@ export function parseOptions (argv: string[], env: NodeJS.ProcessEnv): BenchOpti
       case '--rounds': options.rounds = positive('rounds', value, true); break
       case '--duration': options.duration = positive('duration', value, true); break
       case '--connections': options.connections = positive('connections', value, true); break
+      case '--sync-changed': options.syncChanged = positive('sync-changed', value, true); break
       case '--only':
         if (value === undefined || value === '') throw new UsageError('--only needs part of a scenario name')
         options.only.push(value)

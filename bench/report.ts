@@ -36,8 +36,9 @@ export function figures (runs: Measurement[]): Figures {
   }
 }
 
+/** The main table: the scenarios measured on both servers. */
 export function rows (runs: Runs): Row[] {
-  return runs.scenarios.map(({ scenario, runs: byServer }) => {
+  return runs.scenarios.filter(({ runs: byServer }) => byServer.service.length > 0 && byServer.baseline.length > 0).map(({ scenario, runs: byServer }) => {
     const service = figures(byServer.service)
     const baseline = figures(byServer.baseline)
     const ratio = baseline.requestsPerSecond > 0 ? service.requestsPerSecond / baseline.requestsPerSecond : 0

@@ -7,6 +7,7 @@ import { describe, type Metadata } from './metadata.js'
 import { costMarkdownTable, markdownTable, type CostRow, type Figures, type Row } from './report.js'
 import type { Runs } from './rounds.js'
 import { sizeMarkdownTable, type SizeRow } from './size.js'
+import { SYNC_FACTOR, syncMarkdownTable, type SyncRow } from './sync-pages.js'
 import { bulkLoadMarkdown, type BulkLoadResult } from './bulk-load.js'
 import { verifyStatsMarkdown, type VerifyStatsRun } from './verify-stats.js'
 import { writesMarkdownTable, type WriteRow } from './writes.js'
@@ -23,7 +24,7 @@ function basePath (quick: boolean, date: Date): string {
   return join(ROOT, 'bench/results', stamp)
 }
 
-export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[], size: SizeRow[], upkeep: Upkeep): Promise<string[]> {
+export async function writeResults (meta: Metadata, table: Row[], ceiling: Figures, runs: Runs, notes: string[], cost: CostRow[], writes: WriteRow[], size: SizeRow[], sync: SyncRow[], upkeep: Upkeep): Promise<string[]> {
   const base = basePath(meta.settings.quick, new Date(meta.date))
   await mkdir(join(base, '..'), { recursive: true })
   const json = {
@@ -33,6 +34,7 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     ceiling,
     cost,
     size,
+    sync,
     writes,
     upkeep,
     runs: {
@@ -50,6 +52,10 @@ export async function writeResults (meta: Metadata, table: Row[], ceiling: Figur
     'What a job\'s size costs: the latency of a large job\'s request ÷ the 200-screen job\'s, on each server (medians over rounds; the mean is judged, percentiles are whole milliseconds).',
     '',
     sizeMarkdownTable(size),
+    '',
+    `What a sync page costs: the first page of 10 of a sync whose token was made before the organization's jobs were all created, ÷ a list page of 10 of the same organization, on the service (medians over rounds; the mean is judged: within ${SYNC_FACTOR}×).`,
+    '',
+    syncMarkdownTable(sync),
     '',
     'What a request costs: CPU time of the server process and of PostgreSQL during the measurements, per request (medians over rounds); per core = 1000 ÷ CPU ms.',
     '',

@@ -36,6 +36,8 @@ export async function runRounds (node: NodeBinary, servers: Record<Side | 'ceili
     const round = `[${r}/${settings.rounds}]`
     for (const entry of results.scenarios) {
       for (const side of SIDES) {
+        // A scenario of one server only (the sync pages: the baseline has no sync).
+        if (entry.scenario.requests[side].length === 0) continue
         const m = await once(servers[side], entry.scenario.requests[side])
         entry.runs[side].push(m)
         console.log(line(round, entry.scenario.name, side, m))

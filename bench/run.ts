@@ -14,6 +14,7 @@ import { runRounds } from './rounds.js'
 import { pathsOf, scenarios } from './scenarios.js'
 import { buildService, nodeBinary, POOL_SIZE, startBaseline, startCeiling, startService } from './servers.js'
 import { sizeMarkdownTable, sizeRows } from './size.js'
+import { prepareSyncScenario, removeSyncScenario, syncMarkdownTable, syncRows, syncScenarios, type SyncSetup } from './sync-pages.js'
 import { createBenchDatabase } from './throwaway-database.js'
 import { bulkLoadMarkdown, measureBulkLoad } from './bulk-load.js'
 import { timeVerifyStats, verifyStatsMarkdown } from './verify-stats.js'
@@ -52,13 +53,22 @@ async function bench (options: BenchOptions): Promise<void> {
   console.log(`== load: ${options.rounds} round(s), ${options.duration} s per measurement after ${options.warmup} s of warm-up, ${options.connections} connections`)
   t0 = performance.now()
   const picked = (name: string): boolean => options.only.length === 0 || options.only.some(part => name.includes(part))
-  const chosen = scenarios(paths, probe).filter(s => picked(s.name))
+  // The sync pages' organization, after the equality check (its jobs are created after its
+  // token, through the service's walk).
+  let syncSetup: SyncSetup | undefined
+  if (['sync page', 'list page (10)'].some(picked)) {
+    t0 = performance.now()
+    syncSetup = await prepareSyncScenario(db.url, service.url, options.syncChanged)
+    console.log(`== sync pages: a token, then ${syncSetup.changed} jobs created after it, in ${seconds(t0)}`)
+  }
+  const chosen = [...scenarios(paths, probe), ...(syncSetup !== undefined ? syncScenarios(syncSetup) : [])].filter(s => picked(s.name))
   const chosenWrites = WRITE_SCENARIOS.filter(s => picked(s.name))
   if (chosen.length === 0 && chosenWrites.length === 0) throw new UsageError(`--only ${options.only.join(', ')}: no scenario has that in its name`)
   const runs = await runRounds(node, { service, baseline, ceiling }, chosen, {
     rounds: options.rounds, duration: options.duration, warmup: options.warmup, connections: options.connections, apiKey: dataset.apiKey,
   })
   console.log(`  measured in ${seconds(t0)}`)
+  if (syncSetup !== undefined) await removeSyncScenario(db.url, syncSetup)
 
   // Before the writes, which leave the summaries stale (triggers off half the time).
   console.log('== verify-stats (the drift check, on the whole database)')
@@ -90,12 +100,14 @@ async function bench (options: BenchOptions): Promise<void> {
   if (options.only.length > 0) notes.push(`partial run (--only ${options.only.join(', ')}): for iterating; quote full runs`)
   const cost = costRows(runs)
   const size = sizeRows(runs)
+  const sync = syncRows(runs, syncSetup)
   console.log(`\n${textTable(table, ceilingFigures)}\n`)
   console.log(`What a job's size costs: latency of the large job's request ÷ the 200-screen job's (medians):\n${sizeMarkdownTable(size)}\n`)
+  console.log(`What a sync page costs: the first page of 10 of a sync with many jobs changed ÷ a list page of 10 (medians):\n${syncMarkdownTable(sync)}\n`)
   console.log(`What a request costs (CPU of each process during the measurements; the load generator excluded):\n${costTextTable(cost)}\n`)
   console.log(`Write throughput of screens with the summaries' triggers, the floor hook and none (medians):\n${writesMarkdownTable(writes)}\n`)
   for (const line of [...describe(meta), ...notes]) console.log(line)
-  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes, size, { writeDeadlocks, verify, bulk })
+  const files = await writeResults(meta, table, ceilingFigures, runs, notes, cost, writes, size, sync, { writeDeadlocks, verify, bulk })
   console.log(`results: ${files.map(f => relative(process.cwd(), f)).join(', ')}`)
   console.log(`bench took ${seconds(started)}`)
 }

@@ -12,6 +12,7 @@ export interface Scenario {
   name: string
   /** Minimum service/baseline throughput ratio; undefined: no target. */
   target: number | undefined
+  /** What each server is asked in turn; none: that server is not measured (and the scenario is not in the main table). */
   requests: Record<Side, LoadRequest[]>
 }
 

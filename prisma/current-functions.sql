@@ -2,6 +2,21 @@
 -- definition of every function and trigger of the schema. Do not edit: change them in a new
 -- migration, then run the command again (test/db/current-functions.test.ts checks this file).
 
+CREATE OR REPLACE FUNCTION public.adopt_database_history()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+  IF (SELECT history FROM job_changes_horizon) IS NOT DISTINCT FROM database_history() THEN RETURN false; END IF;
+  DELETE FROM job_changes;
+  UPDATE job_changes_horizon SET pruned_through = pg_current_xact_id(), history = database_history(),
+    generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int;
+  RETURN true;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.completion_bucket(t timestamp with time zone)
  RETURNS timestamp with time zone
  LANGUAGE sql
@@ -32,6 +47,13 @@ BEGIN
     quarter := floor(extract(epoch FROM t - w) / 900)::int;
   END IF;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.database_history()
+ RETURNS text
+ LANGUAGE sql
+AS $function$
+  SELECT s.system_identifier::text || ':' || d.oid::text FROM pg_control_system() s, pg_database d WHERE d.datname = current_database()
 $function$;
 
 CREATE OR REPLACE FUNCTION public.expected_job_completion_buckets(job_ids uuid[] DEFAULT NULL::uuid[])
@@ -65,12 +87,18 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.expire_sync_tokens()
  RETURNS integer
- LANGUAGE sql
+ LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+  drawn int;
+BEGIN
+  PERFORM adopt_database_history();
   UPDATE job_changes_horizon SET generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int
-  RETURNING generation
+  RETURNING generation INTO drawn;
+  RETURN drawn;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.fold_screen_summary_deltas(max_deltas integer DEFAULT 20000)
@@ -295,6 +323,22 @@ AS $function$
   HAVING sum(p.completed) > 0
 $function$;
 
+CREATE OR REPLACE FUNCTION public.job_figures(job_ids uuid[] DEFAULT NULL::uuid[])
+ RETURNS TABLE(job_id uuid, shown text, figures text)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT coalesce(s.job_id, b.job_id), coalesce(s.shown, ''), coalesce(s.counts, '') || '|' || coalesce(b.buckets, '')
+  FROM (SELECT job_id, (in_progress + completed + expired) || ':' || scored || ':' || trim_scale(score_sum) AS shown,
+               in_progress || ':' || completed || ':' || expired || ':' || scored || ':' || trim_scale(score_sum) AS counts
+        FROM stored_job_screen_stats(job_ids)
+        WHERE in_progress <> 0 OR completed <> 0 OR expired <> 0 OR scored <> 0 OR score_sum <> 0) s
+  FULL JOIN (SELECT job_id, string_agg(bucket || kind || ':' || completed || ':' || scored || ':' || trim_scale(score_sum), ',' ORDER BY bucket, kind) AS buckets
+             FROM stored_job_completion_buckets(job_ids)
+             WHERE completed <> 0 OR scored <> 0 OR score_sum <> 0
+             GROUP BY job_id) b ON b.job_id = s.job_id
+$function$;
+
 CREATE OR REPLACE FUNCTION public.job_weekly_bins(job uuid, tz text, first_week timestamp without time zone, last_week timestamp without time zone, completed integer, screens_read_max integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -427,6 +471,19 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.log_job_changes_locked(job_ids uuid[], analytics_only boolean DEFAULT false)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+  WITH locked AS (
+    SELECT id, organization_id FROM jobs WHERE job_ids IS NULL OR id = ANY (job_ids) ORDER BY id FOR SHARE
+  )
+  INSERT INTO job_changes AS c (organization_id, job_id, analytics_only) SELECT organization_id, id, log_job_changes_locked.analytics_only FROM locked
+  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only
+$function$;
+
 CREATE OR REPLACE FUNCTION public.malformed_job_completion_boundaries(job_ids uuid[] DEFAULT NULL::uuid[])
  RETURNS TABLE(job_id uuid, window_start timestamp with time zone, slot smallint)
  LANGUAGE sql
@@ -478,6 +535,7 @@ DECLARE
 BEGIN
   IF NOT pg_try_advisory_xact_lock(8146720561340518) THEN RETURN 0; END IF;
   IF NOT pg_try_advisory_xact_lock(8146720561340517) THEN RETURN 0; END IF;
+  IF adopt_database_history() THEN RETURN 0; END IF;
   WITH gone AS (
     DELETE FROM job_changes WHERE logged_at < now() - make_interval(secs => greatest(retention_seconds, 3600)) RETURNING xid
   )
@@ -487,15 +545,15 @@ BEGIN
   END IF;
 
   WITH finished AS (
-    SELECT organization_id, job_id, max(xid) AS latest
+    SELECT organization_id, job_id, analytics_only, max(xid) AS latest
     FROM job_changes
     WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
-    GROUP BY organization_id, job_id
+    GROUP BY organization_id, job_id, analytics_only
     HAVING count(*) > 1
     LIMIT greatest(max_jobs, 1)
   ), folded AS (
     DELETE FROM job_changes c USING finished f
-    WHERE c.organization_id = f.organization_id AND c.job_id = f.job_id AND c.xid < f.latest
+    WHERE c.organization_id = f.organization_id AND c.job_id = f.job_id AND c.analytics_only = f.analytics_only AND c.xid < f.latest
     RETURNING 1
   ), marked AS (
     UPDATE job_changes c SET collapsed = true FROM finished f
@@ -515,16 +573,11 @@ CREATE OR REPLACE FUNCTION public.questions_log_changes()
 AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO job_changes (organization_id, job_id)
-    SELECT DISTINCT j.organization_id, j.id FROM jobs j WHERE j.id IN (SELECT job_id FROM new_questions) ON CONFLICT DO NOTHING;
+    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM new_questions));
   ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO job_changes (organization_id, job_id)
-    SELECT DISTINCT j.organization_id, j.id FROM jobs j WHERE j.id IN (SELECT job_id FROM old_questions) ON CONFLICT DO NOTHING;
+    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM old_questions));
   ELSE
-    INSERT INTO job_changes (organization_id, job_id)
-    SELECT DISTINCT j.organization_id, j.id FROM jobs j
-    WHERE j.id IN (SELECT job_id FROM old_questions UNION SELECT job_id FROM new_questions)
-    ON CONFLICT DO NOTHING;
+    PERFORM log_job_changes_locked(ARRAY(SELECT job_id FROM old_questions UNION SELECT job_id FROM new_questions));
   END IF;
   RETURN NULL;
 END
@@ -532,37 +585,43 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.rebuild_screen_summaries(job_ids uuid[] DEFAULT NULL::uuid[])
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
-  SELECT pg_advisory_xact_lock(8146720561340517);
+DECLARE
+  figures_before jsonb;
+  shown_changed uuid[];
+  analytics_changed uuid[];
+BEGIN
+  PERFORM pg_advisory_xact_lock(8146720561340517);
   -- Its statements read in several snapshots: no write may fall between them.
   LOCK TABLE screens IN SHARE MODE;
+  SELECT coalesce(jsonb_object_agg(f.job_id, jsonb_build_array(f.shown, f.figures)), '{}') INTO figures_before FROM job_figures(job_ids) f;
   INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)
   SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1,
          bit_xor(hash) # hashint8extended(summaries_clock(), 1)
-  FROM (SELECT job_id, version, changes, changes_hash AS hash FROM job_screen_stats WHERE job_ids IS NULL OR job_id = ANY (job_ids)
+  FROM (SELECT s.job_id, s.version, s.changes, s.changes_hash AS hash FROM job_screen_stats s WHERE job_ids IS NULL OR s.job_id = ANY (job_ids)
         UNION ALL
-        SELECT job_id, changed_at, 1, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids)) c
+        SELECT d.job_id, d.changed_at, 1, hashint8extended(d.id, 0) FROM screen_summary_deltas d WHERE job_ids IS NULL OR d.job_id = ANY (job_ids)) c
   WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.id = c.job_id)
-  GROUP BY job_id
+  GROUP BY c.job_id
   ON CONFLICT (job_id, slot) DO UPDATE SET in_progress = 0, completed = 0, expired = 0, scored = 0, score_sum = 0,
     version = excluded.version, changes = excluded.changes, changes_hash = excluded.changes_hash;
-  DELETE FROM screen_summary_deltas WHERE job_ids IS NULL OR job_id = ANY (job_ids);
-  DELETE FROM job_screen_stats WHERE slot <> 0 AND (job_ids IS NULL OR job_id = ANY (job_ids));
+  DELETE FROM screen_summary_deltas d WHERE job_ids IS NULL OR d.job_id = ANY (job_ids);
+  DELETE FROM job_screen_stats s WHERE s.slot <> 0 AND (job_ids IS NULL OR s.job_id = ANY (job_ids));
   INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes)
-  SELECT job_id, 0, in_progress, completed, expired, scored, score_sum, summaries_clock(), 1 FROM expected_job_screen_stats(job_ids)
+  SELECT e.job_id, 0, e.in_progress, e.completed, e.expired, e.scored, e.score_sum, summaries_clock(), 1 FROM expected_job_screen_stats(job_ids) e
   -- (A job with no row yet: its first change.)
   ON CONFLICT (job_id, slot) DO UPDATE SET in_progress = excluded.in_progress, completed = excluded.completed,
     expired = excluded.expired, scored = excluded.scored, score_sum = excluded.score_sum;
-  DELETE FROM job_completion_segments WHERE job_ids IS NULL OR job_id = ANY (job_ids);
-  DELETE FROM job_completion_boundaries WHERE job_ids IS NULL OR job_id = ANY (job_ids);
+  DELETE FROM job_completion_segments c WHERE job_ids IS NULL OR c.job_id = ANY (job_ids);
+  DELETE FROM job_completion_boundaries b WHERE job_ids IS NULL OR b.job_id = ANY (job_ids);
   INSERT INTO job_completion_segments (job_id, segment, slot, completed, scored, score_sum)
   SELECT e.job_id, p.segment, 0, e.completed, e.scored, e.score_sum
   FROM expected_job_completion_buckets(job_ids) e CROSS JOIN LATERAL completion_place(e.bucket) p
   WHERE p.segment IS NOT NULL;
   INSERT INTO job_completion_boundaries (job_id, window_start, slot, quarters, completed_through, scored_through, score_sum_through)
-  SELECT job_id, window_start, 0, array_agg(quarter ORDER BY quarter), array_agg(completed ORDER BY quarter),
-         array_agg(scored ORDER BY quarter), array_agg(score_sum ORDER BY quarter)
+  SELECT running.job_id, running.window_start, 0, array_agg(running.quarter ORDER BY running.quarter), array_agg(running.completed ORDER BY running.quarter),
+         array_agg(running.scored ORDER BY running.quarter), array_agg(running.score_sum ORDER BY running.quarter)
   FROM (
     SELECT e.job_id, p.window_start, p.quarter,
            (sum(e.completed) OVER w)::int AS completed, (sum(e.scored) OVER w)::int AS scored, sum(e.score_sum) OVER w AS score_sum
@@ -570,7 +629,18 @@ AS $function$
     WHERE p.window_start IS NOT NULL
     WINDOW w AS (PARTITION BY e.job_id, p.window_start ORDER BY p.quarter)
   ) running
-  GROUP BY job_id, window_start;
+  GROUP BY running.job_id, running.window_start;
+  -- A job whose counts or average changed, for every key; one whose analytics alone did, for
+  -- the keys that read analytics.
+  WITH compared AS (
+    SELECT coalesce(a.job_id, b.key::uuid) AS job_id, a.shown IS DISTINCT FROM b.value ->> 0 AS shown, a.figures IS DISTINCT FROM b.value ->> 1 AS figures
+    FROM job_figures(job_ids) a FULL JOIN jsonb_each(figures_before) b ON b.key::uuid = a.job_id
+  )
+  SELECT array_agg(c.job_id) FILTER (WHERE c.shown), array_agg(c.job_id) FILTER (WHERE c.figures AND NOT c.shown)
+  INTO shown_changed, analytics_changed FROM compared c;
+  PERFORM log_job_changes_locked(coalesce(shown_changed, '{}'));
+  PERFORM log_job_changes_locked(coalesce(analytics_changed, '{}'), true);
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.screen_summary_corrections(job_ids uuid[])
@@ -614,11 +684,23 @@ CREATE OR REPLACE FUNCTION public.screen_summary_deltas_log_changes()
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+  me xid8 := pg_current_xact_id();
 BEGIN
-  INSERT INTO job_changes (organization_id, xid, job_id)
-  SELECT DISTINCT j.organization_id, d.xid, d.job_id
+  -- Other transactions' deltas: committed before this statement read them. Under the job's
+  -- organization now, without a lock: a move this read does not see commits after the delta's
+  -- transaction did.
+  INSERT INTO job_changes AS c (organization_id, xid, job_id, analytics_only)
+  SELECT j.organization_id, d.xid, d.job_id,
+         sum(d.in_progress + d.completed + d.expired) = 0 AND sum(d.scored) = 0 AND sum(d.score_sum) = 0
   FROM gone_deltas d JOIN jobs j ON j.id = d.job_id
-  ON CONFLICT DO NOTHING;
+  WHERE d.xid <> me
+  GROUP BY j.organization_id, d.xid, d.job_id
+  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only;
+  -- This transaction's own (not committed: nothing orders a move after it), locked.
+  IF EXISTS (SELECT FROM gone_deltas WHERE xid = me) THEN
+    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM gone_deltas WHERE xid = me));
+  END IF;
   RETURN NULL;
 END
 $function$;
@@ -778,7 +860,7 @@ CREATE OR REPLACE FUNCTION public.truncate_log_changes()
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-  INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs ON CONFLICT DO NOTHING;
+  PERFORM log_job_changes_locked(NULL);
   RETURN NULL;
 END
 $function$;

@@ -29,7 +29,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
   fold-stats   fold the summary deltas into the summaries now (the API does so every second)
   expire-sync-tokens
                every sync token made so far answers 410, so partners walk again: after a restore
-               from a backup, or a failover that may have lost committed transactions`
+               from a backup, a failover that may have lost committed transactions, or changes
+               made with the triggers off (session_replication_role = replica, a load without them)`
 
 class UsageError extends Error {}
 

@@ -129,3 +129,14 @@ t.test('scoped keys: create-key --scopes, set-scopes; unknown scopes refused wit
   t.match(revoked.stderr, /No active key matched/)
   t.equal((await admin('set-scopes', '--prefix', 'srk_nosuchky', '--scopes', 'jobs:read')).status, 1, 'nor a missing one')
 })
+
+t.test('expire-sync-tokens: a new generation of the change log each time (what it does to tokens: test/sync/sync.test.ts)', async t => {
+  const admin = await adminOn(t)
+  const first = await admin('expire-sync-tokens')
+  t.equal(first.status, 0, first.stderr)
+  const second = await admin('expire-sync-tokens')
+  t.equal(second.status, 0, second.stderr)
+  const [a, b] = [JSON.parse(first.stdout).generation, JSON.parse(second.stdout).generation]
+  t.ok(Number.isSafeInteger(a) && Number.isSafeInteger(b), `generations ${a}, ${b}`)
+  t.not(a, b, 'never the same twice in a row')
+})

@@ -2,11 +2,15 @@
 // base64url(JSON {o, s, t, i, x}) + "." + base64url(first 16 bytes of HMAC-SHA256(body)).
 // Same secret, same position: the same cursor, byte for byte. No status filter here (s null).
 // `x` is what the walk's pages could all see (a pg_snapshot's text), `g` the change log's
-// generation its first page read; the last page's sync token is base64url(JSON {k: "sync",
-// o, x, g}), signed alike.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+// generation and `h` the database history (the first 16 hex digits of the SHA-256 of
+// database_history()) its first page read; the last page's sync token is base64url(JSON
+// {k: "sync", o, x, g, h}), signed alike.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 
-export interface Position { createdAt: string, id: string, seen?: string, generation?: number }
+export interface Position { createdAt: string, id: string, seen?: string, generation?: number, history?: string }
+
+/** The history as tokens carry it. */
+export const historyId = (described: string): string => createHash('sha256').update(described).digest('hex').slice(0, 16)
 
 /** Snapshots `xmin:xmax:xip,…`: visible in the result exactly when visible in both; at most 6 in-progress ids (xmax lowered to the 7th). */
 export function seenByBoth (a: string | undefined, b: string): string {
@@ -38,11 +42,11 @@ export class Cursors {
 
   /** `createdAt` as toISOString() writes it. */
   encode (organizationId: string, position: Position): string {
-    return this.seal({ o: organizationId, s: null, t: position.createdAt, i: position.id, ...(position.seen !== undefined ? { x: position.seen, g: position.generation } : {}) })
+    return this.seal({ o: organizationId, s: null, t: position.createdAt, i: position.id, ...(position.seen !== undefined ? { x: position.seen, g: position.generation, h: position.history } : {}) })
   }
 
-  syncToken (organizationId: string, seen: string, generation: number): string {
-    return this.seal({ k: 'sync', o: organizationId, x: seen, g: generation })
+  syncToken (organizationId: string, seen: string, generation: number, history: string): string {
+    return this.seal({ k: 'sync', o: organizationId, x: seen, g: generation, h: history })
   }
 
   private seal (payload: object): string {
@@ -58,11 +62,11 @@ export class Cursors {
     const expected = this.sign(body)
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
     try {
-      const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { o?: unknown, s?: unknown, t?: unknown, i?: unknown, x?: unknown, g?: unknown }
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { o?: unknown, s?: unknown, t?: unknown, i?: unknown, x?: unknown, g?: unknown, h?: unknown }
       if (payload.o !== organizationId || payload.s !== null || typeof payload.t !== 'string' || typeof payload.i !== 'string') return undefined
       if (Number.isNaN(Date.parse(payload.t)) || (payload.x !== undefined && (typeof payload.x !== 'string' || !/^\d+:\d+:(\d+(,\d+)*)?$/.test(payload.x)))) return undefined
-      if (payload.x !== undefined && !Number.isSafeInteger(payload.g)) return undefined
-      return { createdAt: payload.t, id: payload.i, ...(typeof payload.x === 'string' ? { seen: payload.x, generation: payload.g as number } : {}) }
+      if (payload.x !== undefined && (!Number.isSafeInteger(payload.g) || typeof payload.h !== 'string')) return undefined
+      return { createdAt: payload.t, id: payload.i, ...(typeof payload.x === 'string' ? { seen: payload.x, generation: payload.g as number, history: payload.h as string } : {}) }
     } catch {
       return undefined
     }

@@ -2,7 +2,7 @@
 // organization; each a single statement after the credential check.
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { seenByBoth, type Cursors } from './cursor.js'
+import { historyId, seenByBoth, type Cursors } from './cursor.js'
 import { analytics, job } from './present.js'
 import type { CallerRow, Queries } from './queries.js'
 import { sendError, sendOk } from './reply.js'
@@ -57,10 +57,11 @@ export class Handlers {
     // The bench's organizations have jobs, so a page always has a row with its snapshot.
     const seen = last === undefined ? undefined : seenByBoth(after?.seen, last.snapshot)
     const generation = after?.generation ?? last?.generation ?? 0
+    const history = after?.history ?? (last?.history !== undefined ? historyId(last.history) : '')
     sendOk(req, res, {
       data: rows.map(job),
-      next_cursor: last?.has_more === true ? this.cursors.encode(caller.organization_id, { createdAt: last.created_at.toISOString(), id: last.id, ...(seen !== undefined ? { seen, generation } : {}) }) : null,
-      sync_token: last?.has_more !== true && seen !== undefined ? this.cursors.syncToken(caller.organization_id, seen, generation) : null,
+      next_cursor: last?.has_more === true ? this.cursors.encode(caller.organization_id, { createdAt: last.created_at.toISOString(), id: last.id, ...(seen !== undefined ? { seen, generation, history } : {}) }) : null,
+      sync_token: last?.has_more !== true && seen !== undefined ? this.cursors.syncToken(caller.organization_id, seen, generation, history) : null,
       deleted_ids: [],
     })
   }

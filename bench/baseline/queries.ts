@@ -94,7 +94,7 @@ const ANALYTICS = {
 // A page of jobs with their counts: limit + 1 rows tell whether there is a next page; the
 // counts are computed for the first `limit` only. Two statements, so that the first page's
 // plan has no cursor condition and the next pages' has it as an index bound.
-function page (after: string): string {
+function page (after: string, history: string): string {
   return `WITH page AS (
     SELECT ${JOB_COLUMNS}
     FROM jobs j
@@ -103,13 +103,14 @@ function page (after: string): string {
     LIMIT $2::int + 1
   )
   SELECT j.*, qc.question_count, sc.interview_count, sc.average_score, (SELECT count(*) FROM page) > $2::int AS has_more,
-         pg_current_snapshot()::text AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation
+         pg_current_snapshot()::text AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation${history}
   FROM (SELECT * FROM page ORDER BY created_at DESC, id DESC LIMIT $2::int) j
   ${COUNTS}
   ORDER BY j.created_at DESC, j.id DESC`
 }
-const FIRST_PAGE = { name: 'first-page', text: page('') }
-const NEXT_PAGE = { name: 'next-page', text: page('AND (j.created_at, j.id) < ($3::timestamptz, $4::uuid)') }
+// The first page reads the database's history too (its cursors and the token carry it).
+const FIRST_PAGE = { name: 'first-page', text: page('', ', database_history() AS history') }
+const NEXT_PAGE = { name: 'next-page', text: page('AND (j.created_at, j.id) < ($3::timestamptz, $4::uuid)', '') }
 
 export class Queries {
   constructor (private readonly pool: pg.Pool) {}
@@ -126,10 +127,10 @@ export class Queries {
     return (await this.pool.query<AnalyticsRow>({ ...ANALYTICS, values: [jobId, organizationId, tz] })).rows[0]
   }
 
-  async page (organizationId: string, limit: number, after?: { createdAt: string, id: string }): Promise<Array<JobRow & { has_more: boolean, snapshot: string, generation: number }>> {
+  async page (organizationId: string, limit: number, after?: { createdAt: string, id: string }): Promise<Array<JobRow & { has_more: boolean, snapshot: string, generation: number, history?: string }>> {
     const query = after === undefined
       ? { ...FIRST_PAGE, values: [organizationId, limit] }
       : { ...NEXT_PAGE, values: [organizationId, limit, after.createdAt, after.id] }
-    return (await this.pool.query<JobRow & { has_more: boolean, snapshot: string, generation: number }>(query)).rows
+    return (await this.pool.query<JobRow & { has_more: boolean, snapshot: string, generation: number, history?: string }>(query)).rows
   }
 }

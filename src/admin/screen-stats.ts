@@ -123,9 +123,12 @@ async function repair (prisma: Prisma, deadline: Deadline, jobIds: string[]): Pr
       WHERE c.job_id = m.job_id AND c.segment = m.segment AND c.slot = m.slot`, jobIds)
     await tx.$executeRawUnsafe(`INSERT INTO screen_summary_deltas (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
       SELECT job_id, bucket, in_progress, completed, expired, scored, score_sum, summaries_clock() FROM screen_summary_corrections($1::uuid[])`, jobIds)
-    // Their figures may have changed (a malformed row dropped appends no delta): a partner's
-    // next sync reports them (docs/sync-design.md).
-    await tx.$executeRawUnsafe('INSERT INTO job_changes (organization_id, job_id) SELECT organization_id, id FROM jobs WHERE id = ANY ($1::uuid[]) ON CONFLICT DO NOTHING', jobIds)
+    // Their weekly figures may have changed (a malformed window or segment dropped appends no
+    // delta; the corrections' deltas are logged by the fold): a partner's next sync reports
+    // them, to the keys that read analytics, each under its organization read FOR SHARE, as a
+    // write's trigger reads it, so that a job moving meanwhile is logged where it ends up
+    // (docs/sync-design.md, "Moves").
+    await tx.$executeRawUnsafe('SELECT log_job_changes_locked($1::uuid[], true)', jobIds)
   })
 }
 

@@ -2,6 +2,7 @@ import { ReadElsewhere } from '../db/replicas.js'
 import type { SqlReader } from '../db/rows.js'
 import type { JobStatus, ScreenStatus } from '../generated/prisma/enums.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { bounded, MAX_IN_PROGRESS, snapshotText, type Snapshot } from '../sync/snapshot.js'
 
 // Queries only. Every method takes the caller's organization and scopes inside the query
 // itself; a null result is the caller's 404. Each answer is one statement: the query
@@ -122,9 +123,9 @@ export async function listJobs (reader: SqlReader, organizationId: string, optio
   checkLimit(options.limit)
   // `limit + 1` rows tell whether there is a next page; the counts are computed for the
   // first `limit` only. The page is joined to one row of what the statement could see
-  // (SYNC_POINT, for the walk's sync token), so that an empty page has it too, from the
-  // same snapshot as its (absent) rows.
-  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number }>>(PrismaSql.sql`
+  // (SYNC_POINT, for the walk's sync token; the first page also reads the database's history),
+  // so that an empty page has it too, from the same snapshot as its (absent) rows.
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { hasMore: boolean | null, snapshot: string, generation: number, history?: string }>>(PrismaSql.sql`
     WITH page AS (
       SELECT * FROM jobs j
       WHERE j.organization_id = ${organizationId}::uuid
@@ -133,94 +134,160 @@ export async function listJobs (reader: SqlReader, organizationId: string, optio
       ORDER BY j.created_at DESC, j.id DESC
       LIMIT ${PrismaSql.raw(String(options.limit + 1))}
     )
-    SELECT point.*, r.* FROM (${SYNC_POINT}) point LEFT JOIN (
+    SELECT point.*, r.* FROM (${SYNC_POINT(after === undefined && status === undefined)}) point LEFT JOIN (
       ${jobsWithStats(
         PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${PrismaSql.raw(String(options.limit))})`,
         PrismaSql.sql`, j.more AS "hasMore"`
       )}
     ) r ON true
     ORDER BY r."createdAt" DESC, r.id DESC`)
-  const { snapshot, generation } = rows[0]!
-  const listed = rows.filter((row): row is JobWithStatsRow & { hasMore: boolean, snapshot: string, generation: number } => row.id !== null)
-  return { jobs: listed.map(({ hasMore: _, snapshot: __, generation: ___, ...row }) => withStats(row)), hasMore: listed[0]?.hasMore ?? false, snapshot, generation }
+  const { snapshot, generation, history } = rows[0]!
+  const listed = rows.filter((row): row is JobWithStatsRow & { hasMore: boolean, snapshot: string, generation: number, history?: string } => row.id !== null)
+  return {
+    jobs: listed.map(({ hasMore: _, snapshot: __, generation: ___, history: ____, ...row }) => withStats(row)),
+    hasMore: listed[0]?.hasMore ?? false,
+    snapshot,
+    generation,
+    ...(history !== undefined ? { history } : {}),
+  }
 }
 
 type Nullable<T> = { [K in keyof T]: T[K] | null }
 
-/** What a page's statement could see (READER_SNAPSHOT) and the change log's generation. */
-export interface StatementPoint { snapshot: string, generation: number }
+/**
+ * What a page's statement could see (READER_SNAPSHOT), the change log's generation, and (when
+ * asked for) which database history it read (DATABASE_HISTORY).
+ */
+export interface StatementPoint { snapshot: string, generation: number, history?: string }
+
+/**
+ * The database history the statement reads (`system identifier:database oid`, migration
+ * 20261126140200_sync_token_history; src/sync/history.ts): what a dump or a copy does not
+ * carry to another cluster or database. It reads pg_control and the catalog (about 20 µs,
+ * measured with pgbench): read by a walk's first page and by every sync page, not by a walk's
+ * later pages, which carry it in their cursor.
+ */
+const DATABASE_HISTORY = PrismaSql.sql`database_history()`
 
 /**
  * One row: the statement's snapshot and the change log's generation, which
  * `npm run admin -- expire-sync-tokens` (and a TRUNCATE of jobs) changes so that every token
- * made before answers 410 (migration 20261125140000_job_changes).
+ * made before answers 410 (migration 20261125140000_job_changes); with `history`, the
+ * database's (DATABASE_HISTORY).
  */
-const SYNC_POINT = PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation`
+const SYNC_POINT = (history: boolean): PrismaSql.Sql => PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation${history ? PrismaSql.sql`, ${DATABASE_HISTORY} AS history` : PrismaSql.empty}`
+
+/** Where a sync is in the change log: the last entry (transaction, job) a page answered. */
+export interface ChangePosition { xid: string, jobId: string }
 
 /** A sync page, with what its statement could see (StatementPoint). */
 export interface SyncPage extends StatementPoint {
-  /** Jobs changed since the token and still the organization's, by id. */
+  /** Jobs changed since the token and still the organization's, in the log's order. */
   jobs: JobWithStats[]
   /** Jobs changed since the token and no longer the organization's. */
   deletedIds: string[]
-  /** The id of the last job or deleted id of the page, when there are more. */
-  nextAfter: string | undefined
-  /** The change log no longer reaches back to the token, or was expired since: it cannot be answered exactly. */
+  /** The position of the page's last entry, when there are more. */
+  nextAfter: ChangePosition | undefined
+  /**
+   * The change log no longer reaches back to the token, was expired since, or has not reached
+   * the token's point (the database went back in time): it cannot be answered exactly.
+   */
   expired: boolean
+  /** The database history the statement read (DATABASE_HISTORY). */
+  history: string
 }
+
+// Before every entry of the log (no transaction has id 0, no job the nil uuid).
+const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-000000000000' }
 
 /**
  * One page of the jobs changed since `since` (a snapshot: a change is after it when its
- * transaction is not visible in it), by job id, after `after`: from the change log
- * (job_changes, an index range of the organization's transactions from the snapshot's xmin
- * on) and the screens' deltas not folded into it yet, which the fold moves into the log in
- * one commit. One statement, so one snapshot for the log, the deltas and the jobs. A row
- * marked `collapsed` stands for several transactions up to its own; it counts as changed
- * unless the snapshot's xmin is above it (migration 20261125140000_job_changes).
+ * transaction is not visible in it), in the order of the change log's entries (transaction,
+ * job) after `after`: from the change log (job_changes) and the screens' deltas not folded
+ * into it yet, which the fold moves into the log in one commit, with the same transaction and
+ * job, so at the same place in that order. One statement, so one snapshot for the log, the
+ * deltas and the jobs. Without `analytics` (a key that cannot read analytics), only the
+ * changes of what a job's item shows.
+ *
+ * What it reads is bounded by the page: the entries after the token are those of transactions
+ * from its xmax on, of the (at most MAX_IN_PROGRESS) transactions it lists as in progress, and
+ * the rows marked `collapsed` in between (such a row stands for several transactions up to
+ * its own: it counts as changed unless the token's xmin is above it; migration
+ * 20261125140000_job_changes). Each is an index range of the organization's log from `after`
+ * on, read for `limit + 1` entries at most (the collapsed rows through a partial index of
+ * their own), so a page never reads the entries visible in the token that lie between its
+ * xmin and xmax, nor those of earlier pages. The unfolded deltas of every organization are
+ * read whole (few: the fold runs every second).
  */
-export async function syncPage (reader: SqlReader, organizationId: string, options: { since: StatementPoint, limit: number, after?: string }): Promise<SyncPage> {
-  const { since, after } = options
+export async function syncPage (reader: SqlReader, organizationId: string, options: { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition, analytics: boolean }): Promise<SyncPage> {
   checkLimit(options.limit)
-  const afterLog = after !== undefined ? PrismaSql.sql`AND c.job_id > ${after}::uuid` : PrismaSql.empty
-  const afterDeltas = after !== undefined ? PrismaSql.sql`AND d.job_id > ${after}::uuid` : PrismaSql.empty
-  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean }>>(PrismaSql.sql`
-    WITH token AS (SELECT ${since.snapshot}::pg_snapshot AS s),
+  const seen = bounded(options.since.seen)
+  const after = options.after ?? LOG_START
+  const take = PrismaSql.raw(String(options.limit + 1))
+  const token = PrismaSql.sql`${snapshotText(seen)}::pg_snapshot`
+  const org = PrismaSql.sql`${organizationId}::uuid`
+  const from = (alias: string): PrismaSql.Sql => PrismaSql.sql`(${PrismaSql.raw(alias)}.xid, ${PrismaSql.raw(alias)}.job_id) > (${after.xid}::xid8, ${after.jobId}::uuid)`
+  // Without analytics, the changes of analytics alone are skipped (migration
+  // 20261126140300_job_changes_analytics_only): the ranges read the log's partial index of the
+  // others, so a page does not read past what it skips; a transaction's unfolded deltas of a
+  // job count when their sums of interviews, scored screens or scores are not zero.
+  const shown = options.analytics ? PrismaSql.empty : PrismaSql.sql`AND NOT c.analytics_only`
+  const logRange = (condition: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(
+      SELECT c.xid, c.job_id FROM job_changes c
+      WHERE c.organization_id = ${org} AND ${condition} ${shown} AND ${from('c')}
+      ORDER BY c.xid, c.job_id LIMIT ${take})`
+  // Always MAX_IN_PROGRESS of them (null: none), so that the statement's text is one.
+  const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
+  const rows = await reader.rows<Array<Nullable<JobWithStatsRow> & { changedId: string | null, nextXid: string | null, nextJob: string | null, hasMore: boolean, snapshot: string, generation: number, prunedPast: boolean, first: number | null, ahead: boolean, history: string }>>(PrismaSql.sql`
+    WITH
     -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
     -- every second), the organization's jobs may be many.
     fresh_deltas AS MATERIALIZED (
-      SELECT DISTINCT d.job_id FROM screen_summary_deltas d, token
-      WHERE d.xid >= pg_snapshot_xmin(token.s) AND NOT pg_visible_in_snapshot(d.xid, token.s) ${afterDeltas}
+      SELECT d.xid, d.job_id FROM screen_summary_deltas d
+      WHERE d.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(d.xid, ${token}) AND ${from('d')}
+      GROUP BY d.xid, d.job_id
+      ${options.analytics ? PrismaSql.empty : PrismaSql.sql`HAVING sum(d.in_progress + d.completed + d.expired) <> 0 OR sum(d.scored) <> 0 OR sum(d.score_sum) <> 0`}
     ),
-    changed AS (
-      SELECT c.job_id FROM job_changes c, token
-      WHERE c.organization_id = ${organizationId}::uuid AND c.xid >= pg_snapshot_xmin(token.s)
-        AND (c.collapsed OR NOT pg_visible_in_snapshot(c.xid, token.s)) ${afterLog}
-      UNION
-      SELECT f.job_id FROM fresh_deltas f JOIN jobs dj ON dj.id = f.job_id AND dj.organization_id = ${organizationId}::uuid
+    positions AS MATERIALIZED (
+      SELECT DISTINCT xid, job_id FROM (
+        ${logRange(PrismaSql.sql`c.xid >= ${seen.xmax.toString()}::xid8`)}
+        ${PrismaSql.join(inProgress.map(range => PrismaSql.sql`UNION ALL ${range}`), ' ')}
+        UNION ALL ${logRange(PrismaSql.sql`c.collapsed AND c.xid >= ${seen.xmin.toString()}::xid8 AND c.xid < ${seen.xmax.toString()}::xid8 AND pg_visible_in_snapshot(c.xid, ${token})`)}
+        UNION ALL (SELECT f.xid, f.job_id FROM fresh_deltas f JOIN jobs dj ON dj.id = f.job_id AND dj.organization_id = ${org}
+                   ORDER BY f.xid, f.job_id LIMIT ${take})
+      ) entries
+      ORDER BY xid, job_id LIMIT ${take}
     ),
-    page AS (SELECT job_id FROM changed ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit + 1))}),
+    page AS (SELECT xid, job_id, row_number() OVER (ORDER BY xid, job_id) AS place FROM positions),
     meta AS (
-      SELECT point.*, (SELECT count(*) FROM page) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
-             (SELECT h.pruned_through >= pg_snapshot_xmin(token.s) FROM job_changes_horizon h, token) AS "prunedPast"
-      FROM (${SYNC_POINT}) point
+      SELECT point.*, (SELECT count(*) FROM positions) > ${PrismaSql.raw(String(options.limit))} AS "hasMore",
+             (SELECT xid::text FROM page WHERE place = ${PrismaSql.raw(String(options.limit))}) AS "nextXid",
+             (SELECT job_id::text FROM page WHERE place = ${PrismaSql.raw(String(options.limit))}) AS "nextJob",
+             (SELECT h.pruned_through >= ${seen.xmin.toString()}::xid8 FROM job_changes_horizon h) AS "prunedPast",
+             -- On the primary, a token can only be behind the server's snapshot: ahead, the
+             -- database went back (a restore, a lossy failover) and may hand its transactions'
+             -- ids out again. A standby may lag behind a token another server made.
+             (NOT pg_is_in_recovery() AND ${seen.xmax.toString()}::xid8 > pg_snapshot_xmax(pg_current_snapshot())) AS ahead
+      FROM (${SYNC_POINT(true)}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
       ${jobsWithStats(
-        PrismaSql.sql`(SELECT p.job_id AS changed_id, jobs.* FROM (SELECT job_id FROM page ORDER BY job_id LIMIT ${PrismaSql.raw(String(options.limit))}) p
-                       LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${organizationId}::uuid)`,
-        PrismaSql.sql`, j.changed_id AS "changedId"`
+        PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, jobs.* FROM (SELECT job_id, min(place)::int AS first FROM page WHERE place <= ${PrismaSql.raw(String(options.limit))} GROUP BY job_id) p
+                       LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
+        PrismaSql.sql`, j.changed_id AS "changedId", j.first`
       )}
     ) r ON true
-    ORDER BY r."changedId"`)
+    ORDER BY r.first`)
   const meta = rows[0]!
   const listed = rows.filter(row => row.changedId !== null)
   return {
-    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, hasMore: __, snapshot: ___, generation: ____, prunedPast: _____, ...row }) => withStats(row as JobWithStatsRow)),
+    jobs: listed.filter(row => row.id !== null).map(({ changedId: _, nextXid: __, nextJob: ___, hasMore: ____, snapshot: _____, generation: ______, prunedPast: _______, first: ________, ahead: _________, history: __________, ...row }) => withStats(row as JobWithStatsRow)),
     deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
-    nextAfter: meta.hasMore ? listed.at(-1)?.changedId ?? undefined : undefined,
+    nextAfter: meta.hasMore && meta.nextXid !== null && meta.nextJob !== null ? { xid: meta.nextXid, jobId: meta.nextJob } : undefined,
     snapshot: meta.snapshot,
     generation: meta.generation,
-    expired: meta.prunedPast || meta.generation !== since.generation,
+    expired: meta.prunedPast || meta.ahead || meta.generation !== options.since.generation,
+    history: meta.history,
   }
 }
 

@@ -19,6 +19,7 @@ import { analyticsVersion, findJob, jobAnalytics, listJobs, ZoneRulesMissing } f
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../plugins/caching.js'
 import { version as serviceVersion } from '../version.js'
 import { requirePro } from '../plugins/plan-guard.js'
+import { hasProAccess } from '../auth/caller.js'
 import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../schemas/analytics.js'
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -139,7 +140,7 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
       description: [
         'The caller\'s organization\'s jobs, newest first (ties by id), `limit` per page. Pass `next_cursor` as `cursor` for the next page, with the same `status`; it is null on the last page. A cursor that was altered, or made for another organization or filter, is a 400.',
         '',
-        '**Incremental sync.** The last page of a walk without `status` carries a `sync_token`. Later, `changed_since=<sync_token>` answers, paginated the same way (by job id), every job that changed since (its fields, question count, interview count, average score, or anything its analytics show), as it is now, and in `deleted_ids` the ids of jobs deleted or moved out of the organization; its last page carries the next `sync_token`. No change is ever missed, including changes committed while a walk or a sync runs; a job may be reported twice. A token older than the change log kept (`SYNC_RETENTION_HOURS`), or expired by the operator (after a restore of the database), is a 410 `sync_token_expired`: walk again from the first page. `changed_since` with `status` is a 400.',
+        '**Incremental sync.** The last page of a walk without `status` carries a `sync_token`. Later, `changed_since=<sync_token>` answers, paginated the same way (in the order the changes were made, not by creation date), every job that changed since (its fields, question count, interview count, average score, or anything its analytics show: the last only to a key that may read analytics, with the scope `analytics:read` on the Pro plan), as it is now, and in `deleted_ids` the ids of jobs deleted or moved out of the organization; its last page carries the next `sync_token`. No change is ever missed, including changes committed while a walk or a sync runs; a job may be reported twice. A token older than the change log kept (`SYNC_RETENTION_HOURS`), made on another copy of the database (a restore into another cluster or database), or expired by the operator (after a restore or a failover that lost data), is a 410 `sync_token_expired`: walk again from the first page. So is a token whose syncs were made by a key that could not read analytics, presented by one that can (those syncs skipped what only analytics show). `changed_since` with `status` is a 400.',
       ].join('\n'),
       tags: ['Jobs'],
       security: [{ bearerAuth: ['jobs:read'] }],
@@ -160,7 +161,9 @@ const jobRoutes: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined, u
     }
     if (changedSince !== undefined) {
       if (status !== undefined) throw invalidRequest([{ path: 'querystring/status', message: 'cannot be combined with changed_since: a sync reports every job that changed' }])
-      return await syncJobsPage(app.database, syncTokens, { organizationId, token: changedSince, cursor, limit })
+      // The changes of analytics alone are the business of a caller that may read them.
+      const analytics = request.caller.scopes.includes('analytics:read') && hasProAccess(request.caller.subscription)
+      return await syncJobsPage(app.database, syncTokens, { organizationId, token: changedSince, cursor, limit, analytics })
     }
     const resumed = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, status)
     if (cursor !== undefined && resumed === undefined) {

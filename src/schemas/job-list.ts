@@ -7,7 +7,7 @@ import { Nullable, StringEnum } from './types.js'
 const TOKEN = { minLength: 1, maxLength: 512 }
 
 export const JobListSchema = Type.Object({
-  data: Type.Array(Type.Ref(JobSchema), { maxItems: 100, description: 'Jobs of this page: newest first in a walk; by id in a sync (`changed_since`), each as it is now.' }),
+  data: Type.Array(Type.Ref(JobSchema), { maxItems: 100, description: 'Jobs of this page: newest first in a walk; in the order of their changes in a sync (`changed_since`), each as it is now.' }),
   next_cursor: Nullable(Type.String({ maxLength: 512 }), { description: 'Pass as `cursor` for the next page (with the same `status` or `changed_since`); null on the last page.' }),
   sync_token: Nullable(Type.String({ maxLength: 512 }), {
     description: 'On the last page of a walk without `status`, and of a sync: pass it as `changed_since` later to get what changed since. Null on the other pages, and in a walk filtered by `status`.',
@@ -24,7 +24,7 @@ export const ListJobsQuery = Type.Object({
   status: Type.Optional(StringEnum(JOB_STATUSES, { description: 'Only jobs in this state. Not with `changed_since`.' })),
   changed_since: Type.Optional(Type.String({
     ...TOKEN,
-    description: 'A `sync_token`: answers, by job id, every job of the organization that changed after the token was made (its fields, its questions, its screens: anything the job or its analytics show), as it is now, and in `deleted_ids` those gone from the organization. No change is missed, a job may come twice. Its last page has the next `sync_token`. An expired token is a 410 `sync_token_expired`; an altered one, or another organization\'s, a 400.',
+    description: 'A `sync_token`: answers, in the order the changes were made, every job of the organization that changed after the token was made (its fields, its questions, its screens: anything the job shows, and what its analytics show to a key that may read them), as it is now, and in `deleted_ids` those gone from the organization. No change is missed, a job may come twice. Its last page has the next `sync_token`. An expired token is a 410 `sync_token_expired`; an altered one, or another organization\'s, a 400.',
   })),
 }, { additionalProperties: false })
 

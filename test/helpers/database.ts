@@ -131,6 +131,15 @@ export async function createTestDatabase (options: ClientOptions = {}): Promise<
     await admin.end()
   }
   const url = databaseUrl(serverUrl, name)
+  // A clone is another database history than its template's (src/sync/history.ts): its
+  // change log is adopted now, as the service's upkeep would within its first minute.
+  const clone = new pg.Client({ connectionString: url })
+  await clone.connect()
+  try {
+    await clone.query('SELECT adopt_database_history()')
+  } finally {
+    await clone.end()
+  }
   const db = openServerDatabase(url, { DB_POOL_MAX: 5, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 }, options)
   return {
     ...db,

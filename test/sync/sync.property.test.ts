@@ -2,17 +2,19 @@ import fc from 'fast-check'
 import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
+import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../helpers/fixtures.js'
 import { checkProperty } from '../helpers/property.js'
 import { syncFrom, walkThenSync, type Mirror } from '../helpers/sync-mirror.js'
 
-// No change is ever missed (issue 24): a partner walks an organization's jobs while writers
-// change them, then syncs again and again, fetching the analytics of every job a sync names;
-// writers insert, update, move and delete screens, edit, create, move and delete jobs and
-// edit questions, in concurrent transactions that commit in random order, some held open
-// across the partner's requests. After the writers stop and one last sync, the mirror must
-// equal a fresh walk, and each mirrored job's analytics the job's analytics now. On a
-// PostgreSQL server only: the embedded database has one connection, so nothing overlaps.
+// No change is ever missed (issue 24): a partner of each of two organizations walks its jobs
+// while writers change them, then syncs again and again, fetching the analytics of every job
+// a sync names (and a third, of a key that cannot read analytics, whose syncs skip the changes
+// of analytics alone, issue 35); writers insert, update, move and delete screens, edit, create, move (between
+// the two organizations, issue 35) and delete jobs and edit questions, in concurrent
+// transactions that commit in random order, some held open across the partners' requests.
+// After the writers stop and one last sync, each mirror must equal a fresh walk of its
+// organization, and each mirrored job's analytics the job's analytics now. On a PostgreSQL
+// server only: the embedded database has one connection, so nothing overlaps.
 
 const { app, prisma, db } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '1000000', SYNC_PRUNE_INTERVAL_MS: '0' } })
 const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_URL): the embedded database has one connection' : false
@@ -20,7 +22,7 @@ const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_UR
 type Op =
   | { kind: 'insertScreen' | 'updateScreen' | 'deleteScreen' | 'moveScreen' | 'renameJob' | 'deleteJob' | 'moveJob' | 'addQuestion' | 'deleteQuestion', job: number, other: number, score: number }
   | { kind: 'createJob', job: number, other: number, score: number }
-const KINDS = ['insertScreen', 'insertScreen', 'updateScreen', 'deleteScreen', 'moveScreen', 'renameJob', 'deleteJob', 'moveJob', 'addQuestion', 'deleteQuestion', 'createJob'] as const
+const KINDS = ['insertScreen', 'insertScreen', 'updateScreen', 'deleteScreen', 'moveScreen', 'renameJob', 'deleteJob', 'moveJob', 'moveJob', 'addQuestion', 'addQuestion', 'deleteQuestion', 'createJob'] as const
 const op = fc.record({ kind: fc.constantFrom(...KINDS), job: fc.nat(7), other: fc.nat(7), score: fc.integer({ min: 0, max: 100 }) }) as fc.Arbitrary<Op>
 // Writers: transactions of a few operations, each held open for a while before committing.
 const transaction = fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 3 }), holdMs: fc.integer({ min: 0, max: 15 }) })
@@ -82,10 +84,14 @@ async function apply (client: pg.PoolClient, o: Op, ids: string[], home: Tenant,
   }
 }
 
-/** A mirror that also keeps each mirrored job's analytics, fetched when a sync names the job. */
-interface Partner { mirror: Mirror, analytics: Map<string, unknown> }
+/**
+ * A mirror that also keeps each mirrored job's analytics, fetched when a sync names the job
+ * (not by a partner whose key cannot read them: `analytics` stays empty).
+ */
+interface Partner { name: string, tenant: Tenant, mirror: Mirror, analytics: Map<string, unknown>, readsAnalytics: boolean }
 
-async function fetchAnalytics (tenant: Tenant, partner: Partner, ids: Iterable<string>): Promise<void> {
+async function fetchAnalytics (tenant: Tenant, partner: Pick<Partner, 'analytics' | 'readsAnalytics'>, ids: Iterable<string>): Promise<void> {
+  if (!partner.readsAnalytics) return
   for (const id of ids) {
     const res = await app.inject({ url: `/api/jobs/${id}/analytics`, headers: tenant.auth })
     if (res.statusCode === 200) partner.analytics.set(id, res.json())
@@ -94,7 +100,7 @@ async function fetchAnalytics (tenant: Tenant, partner: Partner, ids: Iterable<s
   }
 }
 
-t.test('a mirror kept by syncs equals the database after concurrent writers', { skip }, async t => {
+t.test('the mirrors of both organizations, kept by syncs, equal the database after concurrent writers that move jobs between them', { skip }, async t => {
   const pool = new pg.Pool({ connectionString: db.url, max: 4 })
   t.teardown(async () => { await pool.end() })
   let cases = 0
@@ -127,29 +133,39 @@ t.test('a mirror kept by syncs equals the database after concurrent writers', { 
       }
     })).finally(() => { state.running = false })
 
-    // The partner: a walk while the writers write, then syncs until they stop, then one more.
-    const partner: Partner = { mirror: await walkThenSync(app, home.auth, { limit: pageSize }), analytics: new Map() }
-    await fetchAnalytics(home, partner, partner.mirror.jobs.keys())
-    while (state.running) {
-      const { reported, deleted } = await syncFrom(app, home.auth, partner.mirror, { limit: pageSize })
+    // A partner of each organization, and one of the home organization whose key cannot read
+    // analytics (its syncs skip the changes of analytics alone): a walk while the writers
+    // write (jobs move between the two organizations), then syncs until they stop, then one
+    // more.
+    const partners: Partner[] = []
+    for (const [name, tenant, readsAnalytics] of [['home', home, true], ['away', away, true], ['home, jobs:read only', await keyWithScopes(prisma, home, ['jobs:read']), false]] as const) {
+      const partner: Partner = { name, tenant, mirror: await walkThenSync(app, tenant.auth, { limit: pageSize }), analytics: new Map(), readsAnalytics }
+      await fetchAnalytics(tenant, partner, partner.mirror.jobs.keys())
+      partners.push(partner)
+    }
+    const sync = async (partner: Partner): Promise<void> => {
+      const { reported, deleted } = await syncFrom(app, partner.tenant.auth, partner.mirror, { limit: pageSize })
       for (const id of deleted) partner.analytics.delete(id)
-      await fetchAnalytics(home, partner, reported)
+      await fetchAnalytics(partner.tenant, partner, reported)
+    }
+    while (state.running) {
+      for (const partner of partners) await sync(partner)
       await sleep(1)
     }
     await writing
-    const last = await syncFrom(app, home.auth, partner.mirror, { limit: pageSize })
-    for (const id of last.deleted) partner.analytics.delete(id)
-    await fetchAnalytics(home, partner, last.reported)
+    for (const partner of partners) await sync(partner)
 
-    const truth = await walkThenSync(app, home.auth)
     const sorted = (m: Map<string, unknown>): unknown[] => [...m.entries()].sort(([a], [b]) => a < b ? -1 : 1)
-    if (JSON.stringify(sorted(partner.mirror.jobs)) !== JSON.stringify(sorted(truth.jobs))) {
-      throw new Error(`mirror differs:\n  mirror ${JSON.stringify(sorted(partner.mirror.jobs))}\n  truth  ${JSON.stringify(sorted(truth.jobs))}`)
-    }
-    const now: Partner = { mirror: truth, analytics: new Map() }
-    await fetchAnalytics(home, now, truth.jobs.keys())
-    if (JSON.stringify(sorted(partner.analytics)) !== JSON.stringify(sorted(now.analytics))) {
-      throw new Error(`mirrored analytics differ:\n  mirror ${JSON.stringify(sorted(partner.analytics))}\n  truth  ${JSON.stringify(sorted(now.analytics))}`)
+    for (const partner of partners) {
+      const truth = await walkThenSync(app, partner.tenant.auth)
+      if (JSON.stringify(sorted(partner.mirror.jobs)) !== JSON.stringify(sorted(truth.jobs))) {
+        throw new Error(`${partner.name}: the mirror differs:\n  mirror ${JSON.stringify(sorted(partner.mirror.jobs))}\n  truth  ${JSON.stringify(sorted(truth.jobs))}`)
+      }
+      const now = { analytics: new Map<string, unknown>(), readsAnalytics: partner.readsAnalytics }
+      await fetchAnalytics(partner.tenant, now, truth.jobs.keys())
+      if (JSON.stringify(sorted(partner.analytics)) !== JSON.stringify(sorted(now.analytics))) {
+        throw new Error(`${partner.name}: the mirrored analytics differ:\n  mirror ${JSON.stringify(sorted(partner.analytics))}\n  truth  ${JSON.stringify(sorted(now.analytics))}`)
+      }
     }
   }, 100)
   t.ok(cases >= 200, `${cases} cases`)

@@ -1,17 +1,22 @@
 import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
-import { createJob, createScreens, createTenant, type Tenant } from '../helpers/fixtures.js'
-import { foldScreenStats } from '../../src/admin/screen-stats.js'
+import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../helpers/fixtures.js'
+import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats.js'
 import { expireSyncTokens } from '../../src/admin/sync-tokens.js'
 import { walkThenSync, syncFrom, type Mirror } from '../helpers/sync-mirror.js'
+import { SignedJson } from '../../src/jobs/signed.js'
 
 // Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
 // answers the jobs changed after it (and the ids gone from the organization), each change
 // at least once, whenever it committed. The mirror helper (test/helpers/sync-mirror.ts) is what a partner
 // does; the database is the reference: a fresh walk.
 
-const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0' } })
+const CURSOR_SECRET = 'a secret the tests know, to write tokens of other releases and points'
+const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_MS: '0', CURSOR_SECRET } })
+const signer = new SignedJson(CURSOR_SECRET)
+/** A token's payload, to be changed and signed again. */
+const payloadOf = (token: string): Record<string, unknown> => JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString())
 const acme = await createTenant(prisma)
 const globex = await createTenant(prisma)
 const jobs: Array<Awaited<ReturnType<typeof createJob>>> = []
@@ -83,7 +88,7 @@ t.test('a change committed during the walk, to a job already listed, is reported
   t.ok(sync.data.some((j: { id: string, title: string }) => j.id === listed && j.title === 'changed mid-walk'))
 })
 
-t.test('a sync is paginated by id; only its last page has the next token', async t => {
+t.test('a sync is paginated in the order of the changes; only its last page has the next token', async t => {
   const mirror = await walkThenSync(app, acme.auth)
   for (const job of jobs.slice(0, 5)) await prisma.job.update({ where: { id: job.id }, data: { description: 'paged' } })
   let cursor: string | null = null
@@ -101,7 +106,7 @@ t.test('a sync is paginated by id; only its last page has the next token', async
     pages++
   } while (cursor !== null)
   t.equal(pages, 3)
-  t.same(seen, jobs.slice(0, 5).map(j => j.id).sort(), 'by id, each once')
+  t.same(seen, jobs.slice(0, 5).map(j => j.id), 'in the order of their transactions, each once')
   t.same((await get(`/api/jobs?changed_since=${encodeURIComponent(token!)}`)).json().data, [], 'the new token is past them')
 })
 
@@ -210,6 +215,121 @@ t.test('the retention keeps at least an hour, whoever calls the upkeep (the API\
   const res = await get(`/api/jobs?changed_since=${encodeURIComponent(mirror.token)}`)
   t.equal(res.statusCode, 200, 'a change of a minute ago is kept')
   t.ok(res.json().data.some((j: { id: string }) => j.id === jobs[4]!.id))
+})
+
+t.test('a token whose snapshot lies ahead of the server\'s (the database went back in time) answers 410', async t => {
+  const { token } = await walkThenSync(app, acme.auth)
+  const payload = payloadOf(token)
+  const xmax = BigInt(String(payload.x).split(':')[1]!)
+  const ahead = signer.seal({ ...payload, x: `${xmax + 1_000_000n}:${xmax + 1_000_000n}:` })
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(ahead)}`)
+  t.equal(res.statusCode, 410)
+  t.equal(res.json().code, 'sync_token_expired')
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(token)}`)).statusCode, 200, 'the same token at its own point: 200')
+})
+
+t.test('tokens and walk cursors of the release before (no database history): 410, never 400 or 500', async t => {
+  const { token } = await walkThenSync(app, acme.auth)
+  const { h: _, ...before } = payloadOf(token)
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(signer.seal(before))}`)
+  t.equal(res.statusCode, 410, 'a token without its history')
+  t.equal(res.json().code, 'sync_token_expired')
+  const page1 = (await get('/api/jobs?limit=2')).json()
+  const { h: __, ...cursorBefore } = payloadOf(page1.next_cursor)
+  let cursor: string | null = signer.seal(cursorBefore)
+  let walked: string | null = null
+  while (cursor !== null) {
+    const page = await get(`/api/jobs?limit=2&cursor=${encodeURIComponent(cursor)}`)
+    t.equal(page.statusCode, 200, 'a walk goes on from a cursor of the release before')
+    cursor = page.json().next_cursor
+    walked = page.json().sync_token
+  }
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(walked!)}`)).statusCode, 410, 'and its token answers 410: the walk\'s first pages named no history')
+  t.not(payloadOf(token).h, '', 'a token of this release names one')
+})
+
+t.test('changes made with the triggers off: a rebuild logs the jobs whose figures it changed; expire-sync-tokens makes every token answer 410', async t => {
+  const before = await walkThenSync(app, acme.auth)
+  // A load with the triggers off (a bulk import), then the rebuild of the summaries it needs.
+  await prisma.$transaction([
+    prisma.$executeRawUnsafe('SET LOCAL session_replication_role = replica'),
+    prisma.$executeRaw`INSERT INTO screens (job_id, status, score, started_at, completed_at) VALUES (${jobs[4]!.id}::uuid, 'completed', 33, now(), now())`,
+  ])
+  t.same([...(await syncFrom(app, acme.auth, { ...before, jobs: new Map(before.jobs) })).reported], [], 'nothing logged by the load itself')
+  await prisma.$executeRaw`SELECT rebuild_screen_summaries(ARRAY[${jobs[4]!.id}::uuid, ${jobs[5]!.id}::uuid])`
+  const changes = await syncFrom(app, acme.auth, before)
+  t.same([...changes.reported], [jobs[4]!.id], 'the job whose figures changed, not the other rebuilt one')
+  t.equal(before.jobs.get(jobs[4]!.id)?.interview_count, (await walkThenSync(app, acme.auth)).jobs.get(jobs[4]!.id)?.interview_count)
+  // A job's fields changed with the triggers off cannot be found again: the remedy is to expire every token.
+  await prisma.$transaction([
+    prisma.$executeRawUnsafe('SET LOCAL session_replication_role = replica'),
+    prisma.$executeRaw`UPDATE jobs SET title = 'loaded with the triggers off' WHERE id = ${jobs[6]!.id}::uuid`,
+  ])
+  await expireSyncTokens(prisma)
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)).statusCode, 410, 'every earlier token, after expire-sync-tokens')
+  t.equal((await walkThenSync(app, acme.auth)).jobs.get(jobs[6]!.id)?.title, 'loaded with the triggers off', 'a new walk has it')
+})
+
+t.test('a key that cannot read analytics (scope or plan) is told only of changes to what a job shows (issue 35, part 5)', async t => {
+  const jobsOnly = await keyWithScopes(prisma, acme, ['jobs:read'])
+  const free = await createTenant(prisma, { plan: 'free' })
+  const [job, freeJob] = [await createJob(prisma, acme, { title: 'analytics only' }), await createJob(prisma, free, { title: 'free' })]
+  for (const id of [job.id, freeJob.id]) await createScreens(prisma, id, [{ status: 'in_progress' }, { status: 'in_progress' }, { status: 'completed', score: 40, completedAt: new Date('2026-01-05T10:00:00Z') }])
+  await foldScreenStats(prisma)
+  const mirrors = { full: await walkThenSync(app, acme.auth), jobsOnly: await walkThenSync(app, jobsOnly.auth), free: await walkThenSync(app, free.auth) }
+  const sync = async (): Promise<Record<keyof typeof mirrors, string[]>> => ({
+    full: [...(await syncFrom(app, acme.auth, mirrors.full)).reported],
+    jobsOnly: [...(await syncFrom(app, jobsOnly.auth, mirrors.jobsOnly)).reported],
+    free: [...(await syncFrom(app, free.auth, mirrors.free)).reported],
+  })
+  const screenOf = async (jobId: string, status: string): Promise<string> => (await prisma.screen.findFirstOrThrow({ where: { jobId, status: status as 'in_progress' } })).id
+
+  // A screen's status alone (in progress to expired): the interview count and the average stay.
+  for (const id of [job.id, freeJob.id]) await prisma.screen.update({ where: { id: await screenOf(id, 'in_progress') }, data: { status: 'expired' } })
+  t.same(await sync(), { full: [job.id], jobsOnly: [], free: [] }, 'unfolded: only to the key that reads analytics')
+  for (const id of [job.id, freeJob.id]) await prisma.screen.update({ where: { id: await screenOf(id, 'in_progress') }, data: { status: 'expired' } })
+  await foldScreenStats(prisma)
+  t.same(await sync(), { full: [job.id], jobsOnly: [], free: [] }, 'folded: the same')
+  // A completion moved to another week: the weekly bins alone.
+  for (const id of [job.id, freeJob.id]) await prisma.screen.update({ where: { id: await screenOf(id, 'completed') }, data: { completedAt: new Date('2026-02-02T10:00:00Z') } })
+  t.same(await sync(), { full: [job.id], jobsOnly: [], free: [] }, 'a completion moved to another week: the same')
+  // A score: the average, which every key reads.
+  for (const id of [job.id, freeJob.id]) await prisma.screen.update({ where: { id: await screenOf(id, 'completed') }, data: { score: 90 } })
+  t.same(await sync(), { full: [job.id], jobsOnly: [job.id], free: [freeJob.id] }, 'a score: to every key')
+  // And the collapse keeps the difference: two changes of analytics alone collapse into one.
+  for (let i = 0; i < 2; i++) await prisma.screen.update({ where: { id: await screenOf(job.id, 'completed') }, data: { completedAt: new Date(Date.UTC(2026, 2, 2 + 7 * i, 10)) } })
+  await foldScreenStats(prisma)
+  await prisma.$queryRaw`SELECT prune_job_changes(86400)`
+  t.same(await sync(), { full: [job.id], jobsOnly: [], free: [] }, 'collapsed: the same')
+
+  for (const [name, tenant] of [['jobsOnly', jobsOnly], ['free', free]] as const) {
+    const truth = await walkThenSync(app, tenant.auth)
+    t.same([...mirrors[name].jobs.entries()].sort(), [...truth.jobs.entries()].sort(), `${name}: the mirror equals a fresh walk`)
+  }
+  // The jobs-only key's syncs skipped changes its organization's other keys read: a key that
+  // reads analytics gets 410 for its token (its partner walks again, and fetches them).
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(mirrors.jobsOnly.token)}`)
+  t.equal(res.statusCode, 410, 'a token whose syncs skipped analytics, with a key that reads them')
+  t.equal(res.json().code, 'sync_token_expired')
+  t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(mirrors.jobsOnly.token)}`, jobsOnly)).statusCode, 200, 'with the key that made it: 200')
+})
+
+t.test('verify-stats --fix: the jobs it repaired are reported, to the keys that read what changed', async t => {
+  const jobsOnly = await keyWithScopes(prisma, acme, ['jobs:read'])
+  await foldScreenStats(prisma)
+  // Summaries that drifted from the screens (written by hand): an interview count, and a
+  // week's completions (a segment), which only analytics show.
+  await prisma.$executeRaw`UPDATE job_screen_stats SET in_progress = in_progress + 5 WHERE job_id = ${jobs[1]!.id}::uuid AND slot = 0`
+  await prisma.$executeRaw`INSERT INTO job_completion_segments (job_id, segment, slot, completed, scored, score_sum) VALUES (${jobs[0]!.id}::uuid, '2025-06-02T12:00:00Z', 0, 1, 1, 50)`
+  const full = await walkThenSync(app, acme.auth)
+  const restricted = await walkThenSync(app, jobsOnly.auth)
+  t.equal(full.jobs.get(jobs[1]!.id)?.interview_count, 6, 'the drift shows')
+  const fixed = await verifyScreenStats(prisma, { fix: true })
+  t.same(fixed.repaired.sort(), [jobs[0]!.id, jobs[1]!.id].sort(), 'both repaired')
+  await foldScreenStats(prisma)
+  t.same([...(await syncFrom(app, acme.auth, full)).reported].sort(), [jobs[0]!.id, jobs[1]!.id].sort(), 'to a key that reads analytics: both')
+  t.same([...(await syncFrom(app, jobsOnly.auth, restricted)).reported], [jobs[1]!.id], 'to a key that does not: the interview count only')
+  t.equal(full.jobs.get(jobs[1]!.id)?.interview_count, 1, 'as it is now')
 })
 
 // Last: it empties the tables.

@@ -164,7 +164,7 @@ export type Job = {
  */
 export type JobList = {
     /**
-     * Jobs of this page: newest first in a walk; by id in a sync (`changed_since`), each as it is now.
+     * Jobs of this page: newest first in a walk; in the order of their changes in a sync (`changed_since`), each as it is now.
      */
     data: Array<Job>;
     /**
@@ -518,7 +518,7 @@ export type ListJobsData = {
          */
         status?: 'draft' | 'active' | 'paused' | 'closed';
         /**
-         * A `sync_token`: answers, by job id, every job of the organization that changed after the token was made (its fields, its questions, its screens: anything the job or its analytics show), as it is now, and in `deleted_ids` those gone from the organization. No change is missed, a job may come twice. Its last page has the next `sync_token`. An expired token is a 410 `sync_token_expired`; an altered one, or another organization's, a 400.
+         * A `sync_token`: answers, in the order the changes were made, every job of the organization that changed after the token was made (its fields, its questions, its screens: anything the job shows, and what its analytics show to a key that may read them), as it is now, and in `deleted_ids` those gone from the organization. No change is missed, a job may come twice. Its last page has the next `sync_token`. An expired token is a 410 `sync_token_expired`; an altered one, or another organization's, a 400.
          */
         changed_since?: string;
     };

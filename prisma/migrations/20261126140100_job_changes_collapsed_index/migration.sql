@@ -1,0 +1,12 @@
+-- A sync page reads what it answers (issue 35, part 3). A page reads the organization's log in
+-- the order of its key, (transaction, job), from where the page before stopped, through three
+-- kinds of index ranges (src/jobs/repository.ts, syncPage): transactions from the token's
+-- xmax on, each transaction the token lists as in progress, and the rows marked `collapsed`
+-- between the token's xmin and xmax (each stands for transactions up to its own, some of
+-- which the token may not have seen). The last would otherwise read every row of that
+-- interval to find the collapsed ones; this index holds only them (one per job whose finished
+-- changes were collapsed, written by the upkeep, never by a writer).
+--
+-- Building it holds off writes to the log (every writer of jobs and questions, and the fold)
+-- for as long as it reads the log once: about a row per job changed within the retention.
+CREATE INDEX "job_changes_collapsed_idx" ON "job_changes" ("organization_id", "xid", "job_id") WHERE "collapsed";
