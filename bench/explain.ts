@@ -3,7 +3,9 @@
 // would leave it (the visibility map is what makes index-only scans pay).
 // Needs a server: TEST_DATABASE_URL=postgresql://…/db (a throwaway database is made beside it).
 import { clientReader } from '../src/db/rows.js'
-import { findJob, jobAnalytics, listJobs } from '../src/jobs/repository.js'
+import { jobAnalytics } from '../src/jobs/analytics/read.js'
+import { findJob } from '../src/jobs/job/find.js'
+import { listJobs } from '../src/jobs/list/list.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 import { createJob, createTenant } from '../test/helpers/fixtures.js'
 import { inZone } from '../test/helpers/zones.js'

@@ -11,7 +11,7 @@ import pg from 'pg'
 import { openServerDatabase } from '../src/db/database.js'
 import { statementName } from '../src/db/statement-names.js'
 import { clientReader } from '../src/db/rows.js'
-import { findJob } from '../src/jobs/repository.js'
+import { findJob } from '../src/jobs/job/find.js'
 import { createTestDatabase } from '../test/helpers/database.js'
 import { createJob, createScreens, createTenant } from '../test/helpers/fixtures.js'
 

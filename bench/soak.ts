@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { seedDemoData } from '../src/db/seed.js'
+import { seedDemoData } from '../src/demo/seed.js'
 import { apiDatabase } from '../test/helpers/app.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 

@@ -3,7 +3,7 @@
 // faces the internet.
 import { ConfigError, loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
-import { seedDemoData } from '../src/db/seed.js'
+import { seedDemoData } from '../src/demo/seed.js'
 
 try {
   const config = loadConfig()

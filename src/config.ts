@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { zoneRules, type ZoneRules } from './zones/rules.js'
 
 const Int = (options: { default: number, minimum: number, maximum: number, description: string }) =>
   Type.Integer(options)
@@ -70,15 +69,6 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${[...new Set(lines)].join('\n')}`)
   }
   return candidate as Config
-}
-
-/** The zone rules the configuration names (ZONE_RULES_FILE, or the pinned package's); a bad file is a configuration error. */
-export function configuredZoneRules (config: Config): ZoneRules {
-  try {
-    return zoneRules(config.ZONE_RULES_FILE)
-  } catch (error) {
-    throw new ConfigError(`Invalid configuration:\n  ZONE_RULES_FILE=${JSON.stringify(config.ZONE_RULES_FILE)}: ${(error as Error).message}`)
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ERROR_CODES, INSUFFICIENT_SCOPE, type ErrorStatus } from './schemas/error.js'
+import { ERROR_CODES, INSUFFICIENT_SCOPE, type ErrorStatus } from './error-codes.js'
 
 /**
  * An error with a documented status and code. Thrown anywhere in a request; the error

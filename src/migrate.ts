@@ -5,9 +5,10 @@
 // step does, so that the API never connects as the owner. They are the migrate step's
 // settings, not the service's: read here, not in the service's configuration.
 import { applyApiRole } from './db/api-role.js'
-import { configuredZoneRules, ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadConfig } from './config.js'
 import { openServerDatabase } from './db/database.js'
 import { applyMigrations } from './db/migrations.js'
+import { configuredZoneRules } from './zones/rules.js'
 import { storeZoneRules } from './zones/store.js'
 
 try {

@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import type { FastifyHttpOptions } from 'fastify'
 import type { Config } from './config.js'
 import { clientError, frameworkError } from './plugins/errors.js'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from './plugins/request-limits.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from './limits.js'
 import { requestId } from './plugins/request-id.js'
 
 /**

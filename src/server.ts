@@ -1,9 +1,9 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { banner } from './banner.js'
+import { banner } from './demo/banner.js'
 import { checkServingConfig, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/database.js'
-import { existingDemoData, seedDemoData } from './db/seed.js'
+import { existingDemoData, seedDemoData } from './demo/seed.js'
 
 async function main (): Promise<void> {
   const config = loadConfig()

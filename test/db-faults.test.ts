@@ -1,11 +1,11 @@
 import { PGlite } from '@electric-sql/pglite'
+import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { embeddedDatabase, openServerDatabase } from '../src/db/database.js'
-import { replicaFailed } from '../src/db/replicas.js'
+import { isDatabaseUnavailable, replicaFailed } from '../src/db/errors.js'
 import { Prisma as PrismaSql } from '../src/generated/prisma/client.js'
-import { isDatabaseUnavailable } from '../src/db/unavailable.js'
 import { buildTestApp } from './helpers/app.js'
 import { assertContract } from './helpers/contract.js'
 import { serverUrl } from './helpers/database.js'
@@ -51,7 +51,7 @@ t.test('errors of the reads\' path (the driver adapter) keep their meaning', asy
     ? openServerDatabase(serverUrl, { DB_POOL_MAX: 1, DB_CONNECTION_TIMEOUT_MS: 1000, DB_QUERY_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 100 })
     : embeddedDatabase(new PGlite())
   t.teardown(() => db.close())
-  const failure = async (sql: PrismaSql.Sql): Promise<unknown> => await db.read(async reader => await reader.rows(sql)).catch((e: unknown) => e)
+  const failure = async (sql: PrismaSql.Sql): Promise<unknown> => await db.read(async reader => await reader.rows(Type.Unknown(), sql)).catch((e: unknown) => e)
   // What a standby raises when WAL replay cancels a read: the read runs again elsewhere.
   const conflict = await failure(PrismaSql.sql`DO $$ BEGIN RAISE EXCEPTION 'canceling statement due to conflict with recovery' USING ERRCODE = '40001'; END $$`)
   t.ok(replicaFailed(conflict), `40001 is a replica that failed: ${String(conflict)}`)

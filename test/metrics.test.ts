@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import type { ReplicaState } from '../src/db/replicas.js'
+import type { ReplicaState } from '../src/db/replica-state.js'
 import { apiDatabase, buildTestApp } from './helpers/app.js'
 import { createTestDatabase, serverUrl } from './helpers/database.js'
 import { createJob, createTenant } from './helpers/fixtures.js'

@@ -1,5 +1,5 @@
 import type { Prisma } from '../db/database.js'
-import { FOLD_BATCH } from '../plugins/summary-fold.js'
+import { FOLD_BATCH, foldBatch } from '../db/summary-fold.js'
 
 // The drift check of the screen summaries (job_screen_stats, job_completion_segments,
 // job_completion_boundaries, plus the deltas not yet folded into them): writers' triggers and
@@ -184,8 +184,7 @@ export const hasDrift = (drift: StatsDrift): boolean =>
 export async function foldScreenStats (prisma: Prisma): Promise<number> {
   let total = 0
   for (;;) {
-    const [row] = await prisma.$queryRawUnsafe<Array<{ moved: number }>>(`SELECT fold_screen_summary_deltas(${FOLD_BATCH}) AS moved`)
-    const moved = row?.moved ?? 0
+    const moved = await foldBatch(prisma)
     total += moved
     if (moved < FOLD_BATCH) return total
   }

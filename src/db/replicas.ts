@@ -1,77 +1,14 @@
 import type pg from 'pg'
 import type { PrismaClient } from '../generated/prisma/client.js'
-import type { SqlReader } from './rows.js'
-import { isDatabaseUnavailable } from './unavailable.js'
+import { ReplicaIdentityError, identityError } from './errors.js'
+import { PrimaryPositions } from './replica-lag.js'
+import type { ReplicaClient, ReplicaDownReason, ReplicaState, ReplicaStatus, ReplicaWatcher } from './replica-state.js'
 
 // Read replicas, with a health and lag check of our own. Prisma's read-replicas extension
 // picks a replica at random with no notion of one being down or behind, and routes only
 // the query builder's reads (this service's reads are raw SQL, sent through the driver
 // adapter: rows.ts); see docs/operations.md.
 
-export interface ReplicaClient {
-  /** host:port/database, never credentials: for logs, metrics and /health/ready. */
-  name: string
-  pool: pg.Pool
-  prisma: PrismaClient
-  /** The reads' path to it (rows.ts). */
-  reader: SqlReader
-}
-
-export type ReplicaStatus = 'unknown' | 'up' | 'lagging' | 'down'
-
-/**
- * Why a replica is down: it does not answer; a read on it failed (until the next check);
- * it is not a standby any more (promoted, or detached: a copy that diverges from the
- * primary from then on); it replays another timeline than the primary's (it follows a
- * former primary, or has not caught up with a failover); it belongs to another cluster
- * than the primary's (its `system_identifier` differs: a standby of a restored copy, of a
- * staging cluster, a URL that points elsewhere); or which cluster it belongs to cannot be
- * told yet (the primary's identifier was never read: no replica is trusted until it is).
- */
-export type ReplicaDownReason = 'unreachable' | 'read_failed' | 'not_in_recovery' | 'timeline' | 'other_cluster' | 'unverified'
-
-/** Every reason, for metrics whose series should not come and go. */
-export const REPLICA_DOWN_REASONS: readonly ReplicaDownReason[] = ['unreachable', 'read_failed', 'not_in_recovery', 'timeline', 'other_cluster', 'unverified']
-
-/**
- * A replica connection refused as it opened, because its server is not known to belong to
- * the primary's cluster: the read (or check) that needed it fails, and is run elsewhere.
- */
-export class ReplicaIdentityError extends Error {
-  constructor (readonly reason: 'other_cluster' | 'unverified', message: string) {
-    super(message)
-    this.name = 'ReplicaIdentityError'
-  }
-}
-
-/** The ReplicaIdentityError behind a failed read, however the driver adapter wrapped it. */
-function identityError (error: unknown, depth = 0): ReplicaIdentityError | undefined {
-  if (error instanceof ReplicaIdentityError) return error
-  if (error === null || typeof error !== 'object' || depth > 6) return undefined
-  const e = error as { cause?: unknown, meta?: { driverAdapterError?: unknown } }
-  return identityError(e.meta?.driverAdapterError, depth + 1) ?? identityError(e.cause, depth + 1)
-}
-
-export interface ReplicaState {
-  name: string
-  status: ReplicaStatus
-  /** Why it is down; null unless down. */
-  reason: ReplicaDownReason | null
-  /** Replay lag at the last check, ms; null when unknown. */
-  lagMs: number | null
-}
-
-/** Called on every change of a replica's status or reason (not of its lag alone). */
-export type ReplicaWatcher = (state: ReplicaState, previous: ReplicaState) => void
-
-// How far a replica is behind, measured against the primary's WAL position rather than the
-// replica's own view: every check samples the primary's position, and a replica's lag is
-// the age of the newest sample its replay has reached (0 when it has reached the current
-// one). This holds on an idle primary (nothing to replay is no lag) and finds a replica cut
-// off from its primary (the primary moves on, the replica does not); it needs no privilege
-// (pg_stat_wal_receiver hides its state from a role like the API's). Resolution: one
-// check interval.
-//
 // A position means something only within one cluster, on the primary's timeline. Each check
 // reads the primary's `system_identifier` (pg_control_system(), executable by PUBLIC, like
 // pg_control_checkpoint) and each replica's: a replica of another cluster is down whatever its
@@ -89,31 +26,6 @@ const PRIMARY_LSN_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_wal
 const REPLICA_LSN_SQL = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline, (pg_control_system()).system_identifier::text AS system'
 const SYSTEM_SQL = 'SELECT (pg_control_system()).system_identifier::text AS system'
 
-/** A pg_lsn ("16/B374D848") as a number. */
-export const lsnValue = (lsn: string): bigint => {
-  const [high, low] = lsn.split('/')
-  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)
-}
-
-interface Sample { at: number, lsn: bigint }
-
-// SQLSTATE 40001 on a standby: a query cancelled because it conflicted with WAL replay. The
-// driver adapters report it as kind TransactionWriteConflict with the SQLSTATE in
-// `originalCode` (other SQLSTATEs: kind postgres, `code`).
-const sqlState = (error: unknown): string | undefined => {
-  const cause = (error as { meta?: { driverAdapterError?: { cause?: { code?: string, originalCode?: string } } } })?.meta?.driverAdapterError?.cause
-  return cause?.originalCode ?? cause?.code
-}
-
-/**
- * Thrown by a read that found its database without what it needs and that the primary has (a
- * replica that has not replayed it yet): the read is run on the next replica or the primary.
- */
-export class ReadElsewhere extends Error {}
-
-/** Whether a read that failed on a replica is worth running elsewhere. */
-export const replicaFailed = (error: unknown): boolean => error instanceof ReadElsewhere || isDatabaseUnavailable(error) || sqlState(error) === '40001' || identityError(error) !== undefined
-
 interface Member extends ReplicaClient, ReplicaState {}
 
 export class ReplicaSet {
@@ -122,8 +34,8 @@ export class ReplicaSet {
   private timer: NodeJS.Timeout | undefined
   private checking: Promise<void> | undefined
 
-  /** The primary's WAL position at recent checks, oldest first. */
-  private samples: Sample[] = []
+  /** The primary's WAL position at recent checks (replica-lag.ts). */
+  private readonly positions = new PrimaryPositions()
   /** The primary's timeline at the last check that reached it. */
   private primaryTimeline: number | undefined
   /** The primary's system_identifier at the last check that reached it. */
@@ -164,12 +76,11 @@ export class ReplicaSet {
     // ones (with no writes possible, what they have is as fresh as it gets).
     const primary = await this.options.primary.query<{ lsn: string, timeline: string, system: string }>(PRIMARY_LSN_SQL).catch(() => undefined)
     if (primary !== undefined) {
-      this.samples.push({ at: Date.now(), lsn: lsnValue(primary.rows[0]!.lsn) })
+      this.positions.add(Date.now(), primary.rows[0]!.lsn)
       this.primaryTimeline = Number.parseInt(primary.rows[0]!.timeline, 16)
       this.primarySystem = primary.rows[0]!.system
     }
-    const keepFrom = Date.now() - 2 * this.options.maxLagMs - 2 * this.options.checkIntervalMs
-    while (this.samples.length > 1 && this.samples[0]!.at < keepFrom) this.samples.shift()
+    this.positions.forgetBefore(Date.now() - 2 * this.options.maxLagMs - 2 * this.options.checkIntervalMs)
     await Promise.all(this.members.map(async m => { await this.checkOne(m) }))
   }
 
@@ -187,22 +98,8 @@ export class ReplicaSet {
     if (replay.system !== this.primarySystem) { this.set(member, 'down', null, 'other_cluster'); return }
     if (!replay.standby) { this.set(member, 'down', null, 'not_in_recovery'); return }
     if (this.primaryTimeline !== undefined && replay.timeline !== this.primaryTimeline) { this.set(member, 'down', null, 'timeline'); return }
-    const lagMs = this.lagOf(replay.lsn)
+    const lagMs = this.positions.lagOf(replay.lsn)
     this.set(member, lagMs !== null && lagMs <= this.options.maxLagMs ? 'up' : 'lagging', lagMs)
-  }
-
-  /** Null: behind every sample kept, i.e. further behind than the bound by far. */
-  private lagOf (lsn: string | null): number | null {
-    if (lsn === null) return null
-    if (this.samples.length === 0) return null
-    const replayed = lsnValue(lsn)
-    const newest = this.samples[this.samples.length - 1]!
-    if (replayed >= newest.lsn) return 0
-    for (let i = this.samples.length - 2; i >= 0; i--) {
-      // It has what the primary had at sample i, not all it had at i + 1: count from i.
-      if (replayed >= this.samples[i]!.lsn) return newest.at - this.samples[i]!.at
-    }
-    return null
   }
 
   private set (member: Member, status: ReplicaStatus, lagMs: number | null, reason: ReplicaDownReason | null = null): void {

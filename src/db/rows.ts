@@ -1,19 +1,23 @@
 import type { ArgType, SqlQueryable, SqlResultSet } from '@prisma/driver-adapter-utils'
 import { ColumnTypeEnum } from '@prisma/driver-adapter-utils'
+import type { Static, TSchema } from '@sinclair/typebox'
 import type { Prisma as PrismaSql, PrismaClient } from '../generated/prisma/client.js'
 
 /**
  * Where the request statements are sent: one raw statement in, its rows out, typed as
  * Prisma's `$queryRaw` types them (timestamps as Date, JSON parsed, integers as numbers).
+ * Each statement names its row's schema (db/row-schemas.ts), from which the rows' TypeScript
+ * type comes: `test/db/row-types.test.ts` describes every statement on the database and fails
+ * when a schema disagrees with the columns PostgreSQL says it returns. Not checked at run
+ * time: the schema costs a request nothing.
  */
 export interface SqlReader {
-  /** `T`: the rows' array type, as `$queryRaw<T>`'s. */
-  rows: <T extends unknown[]>(query: PrismaSql.Sql) => Promise<T>
+  rows: <S extends TSchema>(row: S, query: PrismaSql.Sql) => Promise<Array<Static<S>>>
 }
 
 /** Through Prisma's client (`$queryRaw`): for tools and tests that hold a client. */
 export const clientReader = (prisma: PrismaClient): SqlReader => ({
-  rows: async <T extends unknown[]>(query: PrismaSql.Sql) => await prisma.$queryRaw<T>(query),
+  rows: async <S extends TSchema>(_row: S, query: PrismaSql.Sql) => await prisma.$queryRaw<Array<Static<S>>>(query),
 })
 
 /**
@@ -30,7 +34,7 @@ export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader 
   // the client shares (closing the database closes it).
   let adapter: Promise<SqlQueryable> | undefined
   return {
-    rows: async <T extends unknown[]>(query: PrismaSql.Sql): Promise<T> => {
+    rows: async <S extends TSchema>(_row: S, query: PrismaSql.Sql): Promise<Array<Static<S>>> => {
       adapter ??= connect().catch((error: unknown) => {
         adapter = undefined
         throw error
@@ -42,7 +46,7 @@ export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader 
       } catch (error) {
         throw new DatabaseError(error)
       }
-      return typedRows(result) as T
+      return typedRows(result) as Array<Static<S>>
     },
   }
 }

@@ -3,10 +3,11 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { isDatabaseUnavailable } from '../db/unavailable.js'
+import { isDatabaseUnavailable } from '../db/errors.js'
 import { ApiError, databaseUnavailable, invalidRequest } from '../errors.js'
-import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../schemas/error.js'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, uriTooLong } from './request-limits.js'
+import { ERROR_CODES, MAX_DETAILS, type ErrorStatus } from '../error-codes.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH } from '../limits.js'
+import { uriTooLong } from './request-limits.js'
 
 const isDocumentedStatus = (status: number): status is ErrorStatus => status in ERROR_CODES
 

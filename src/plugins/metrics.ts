@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { CACHE_OFF_REASONS } from '../auth/caller-cache.js'
 import { bearerMatcher } from '../auth/bearer.js'
-import { REPLICA_DOWN_REASONS, type ReplicaStatus } from '../db/replicas.js'
+import { REPLICA_DOWN_REASONS, type ReplicaStatus } from '../db/replica-state.js'
 import { ApiError } from '../errors.js'
 import type { RateLimitStore } from './rate-limit.js'
 

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../auth/scopes.js'
 import { ConfigSchema } from '../config.js'
 import { version } from '../version.js'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from './request-limits.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../limits.js'
 
 const DESCRIPTION = `Read API of the recruitment screening service: list the organization's jobs, get a job with its counts and average score, and get a job's analytics (Pro plan).
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_RANGE_YEARS } from '../jobs/analytics.js'
+import { MAX_RANGE_YEARS } from '../limits.js'
 import { Count, Nullable } from './types.js'
 
 export const WeekBinSchema = Type.Object({

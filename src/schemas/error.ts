@@ -1,32 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-
-export const ERROR_CODES = {
-  400: 'invalid_request',
-  401: 'unauthorized',
-  403: 'upgrade_required',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  406: 'not_acceptable',
-  408: 'request_timeout',
-  410: 'sync_token_expired',
-  413: 'payload_too_large',
-  414: 'uri_too_long',
-  415: 'unsupported_media_type',
-  429: 'rate_limited',
-  431: 'headers_too_large',
-  500: 'internal',
-  503: 'unavailable',
-} as const
-
-/** Codes beyond the one of each status: a 403 is `upgrade_required` or `insufficient_scope`. */
-export const INSUFFICIENT_SCOPE = 'insufficient_scope'
-const OTHER_CODES = [INSUFFICIENT_SCOPE] as const
-
-/** Validation problems reported in one 400, at most. */
-export const MAX_DETAILS = 20
-
-export type ErrorStatus = keyof typeof ERROR_CODES
-export type ErrorCode = typeof ERROR_CODES[ErrorStatus]
+import { KNOWN_CODES, MAX_DETAILS, INSUFFICIENT_SCOPE } from '../error-codes.js'
 
 const errorFields = {
   error: Type.String({ maxLength: 1000, description: 'Human-readable message. Do not parse it; use `code`.' }),
@@ -34,7 +7,7 @@ const errorFields = {
     maxLength: 64,
     pattern: '^[a-z_]+$',
     description: 'Machine-readable code, stable across releases. Known values: ' +
-      [...new Set([...Object.values(ERROR_CODES), ...OTHER_CODES])].map(c => `\`${c}\``).join(', ') +
+      KNOWN_CODES.map(c => `\`${c}\``).join(', ') +
       '. Treat an unknown value like the HTTP status alone.',
   }),
   request_id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'Identifier of this request, also in the `x-request-id` header and the service log.' }),

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../plugins/request-limits.js'
-import { ERROR_CODES, ErrorSchema, INSUFFICIENT_SCOPE, InsufficientScopeSchema, UpgradeRequiredSchema, type ErrorStatus } from './error.js'
+import { ERROR_CODES, INSUFFICIENT_SCOPE, type ErrorStatus } from '../error-codes.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../limits.js'
+import { ErrorSchema, InsufficientScopeSchema, UpgradeRequiredSchema } from './error.js'
 
 // Responses in OpenAPI's own form (description, headers, content with schema and example),
 // which @fastify/swagger passes through and Fastify's serializer understands.

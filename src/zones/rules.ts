@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { ConfigError, type Config } from '../config.js'
 
 // The zone rules every analytics answer is computed with: one tzdata release, from the
 // `moment-timezone` package pinned in package.json (its data file, IANA's tzdata compiled to
@@ -126,4 +127,13 @@ export function zoneRules (file: string = PACKAGED_RULES_FILE): ZoneRules {
   let rules = loaded.get(file)
   if (rules === undefined) loaded.set(file, rules = readZoneRules(file))
   return rules
+}
+
+/** The zone rules the configuration names (ZONE_RULES_FILE, or the pinned package's); a bad file is a configuration error. */
+export function configuredZoneRules (config: Config): ZoneRules {
+  try {
+    return zoneRules(config.ZONE_RULES_FILE)
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ZONE_RULES_FILE=${JSON.stringify(config.ZONE_RULES_FILE)}: ${(error as Error).message}`)
+  }
 }

@@ -1,7 +1,9 @@
+import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { openServerDatabase } from '../../src/db/database.js'
 import { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
-import { findJob, listJobs } from '../../src/jobs/repository.js'
+import { findJob } from '../../src/jobs/job/find.js'
+import { listJobs } from '../../src/jobs/list/list.js'
 import { createTestDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 
@@ -24,7 +26,7 @@ t.test('the API role reads timestamps right on a database whose time zone is not
   // Connections opened after the database's setting, as the API's.
   const api = openServerDatabase(db.apiUrl!, { DB_POOL_MAX: 1, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 5000, DB_STATEMENT_TIMEOUT_MS: 5000 })
   t.teardown(() => api.close())
-  const { zone } = (await api.read(async reader => await reader.rows<Array<{ zone: string }>>(PrismaSql.sql`SELECT current_setting('TimeZone') AS zone`)))[0]!
+  const { zone } = (await api.read(async reader => await reader.rows(Type.Object({ zone: Type.String() }), PrismaSql.sql`SELECT current_setting('TimeZone') AS zone`)))[0]!
   t.equal(zone, 'UTC', 'the API role\'s sessions are in UTC')
   const found = await api.read(async reader => await findJob(reader, tenant.organizationId, job.id))
   t.equal(found?.job.createdAt.toISOString(), '2026-01-02T03:04:05.678Z', 'a job\'s created_at as stored')

@@ -1,5 +1,5 @@
 import type { Prisma } from '../../src/db/database.js'
-import type { AnalyticsRows } from '../../src/jobs/repository.js'
+import type { AnalyticsRows } from '../../src/jobs/analytics/read.js'
 import { zoneReference, type ZoneReference } from './zone-reference.js'
 
 // The answers computed from the screens on every read, as the service did before the

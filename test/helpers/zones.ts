@@ -1,4 +1,4 @@
-import type { ZoneRulesRef } from '../../src/jobs/repository.js'
+import type { ZoneRulesRef } from '../../src/jobs/analytics/read.js'
 import { zoneRules } from '../../src/zones/rules.js'
 
 /** The repository's zone argument for a name, as the analytics route makes it: the service's rules, the zone the name stands for. */

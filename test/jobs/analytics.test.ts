@@ -45,7 +45,7 @@ t.test('the analytics object', async t => {
 })
 
 t.test('the queries are scoped to the organization: another one gets nothing for the same job', async t => {
-  const { jobAnalytics } = await import('../../src/jobs/repository.js')
+  const { jobAnalytics } = await import('../../src/jobs/analytics/read.js')
   const job = await jobWith([completed('2026-01-06T10:00:00Z', 99), { status: 'expired' }])
   const { version, ...figures } = (await jobAnalytics(clientReader(prisma), pro.organizationId, job.id, inZone('UTC')))!
   t.same(figures, { byStatus: { completed: 1, in_progress: 0, expired: 1 }, weeks: [{ week: '2026-01-05', count: 1, averageScore: 99 }] }, 'its organization sees its screens')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { addDays, buildAnalytics, completionRate, mondayOf, rangeProblems, weeksOverlapping, zeroFill } from '../../src/jobs/analytics.js'
+import { addDays, buildAnalytics, completionRate, mondayOf, rangeProblems, weeksOverlapping, zeroFill } from '../../src/jobs/analytics/arithmetic.js'
 import { readTimeZone } from '../../src/zones/names.js'
 import { zoneRules } from '../../src/zones/rules.js'
 

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { configuredZoneRules, ConfigError, loadConfig } from '../../src/config.js'
-import { PACKAGED_RULES_FILE, readZoneRules, summarizable, zoneRules, zoneTransitions } from '../../src/zones/rules.js'
+import { ConfigError, loadConfig } from '../../src/config.js'
+import { configuredZoneRules, PACKAGED_RULES_FILE, readZoneRules, summarizable, zoneRules, zoneTransitions } from '../../src/zones/rules.js'
 
 const require = createRequire(import.meta.url)
 const OLDER_FILE = require.resolve('moment-timezone-2025b/data/packed/latest.json')

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { SignedJson } from '../../src/jobs/signed.js'
-import { parseSnapshot } from '../../src/sync/snapshot.js'
-import { SyncTokens, type SyncPoint } from '../../src/sync/tokens.js'
+import { SignedJson } from '../../../src/signed-json.js'
+import { parseSnapshot } from '../../../src/jobs/sync/snapshot.js'
+import { SyncTokens, type SyncPoint } from '../../../src/jobs/sync/tokens.js'
 
 // Sync tokens and the cursors of a sync's pages, as signed payloads: what each release wrote,
 // and what this one reads of them.

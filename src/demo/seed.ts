@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { apiKeyPrefix, demoApiKey } from '../auth/api-keys.js'
 import type { Scope } from '../auth/scopes.js'
-import type { Prisma as Db } from './database.js'
+import type { Prisma as Db } from '../db/database.js'
 import type { JobStatus, Plan, ScreenStatus } from '../generated/prisma/enums.js'
 
 // Deterministic demo data: the same ids, keys, dates and scores on every run, so the README,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { ChangePosition } from '../jobs/repository.js'
-import type { SignedJson } from '../jobs/signed.js'
+import type { ChangePosition } from './page.js'
+import type { SignedJson } from '../../signed-json.js'
 import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
 
 // Sync tokens and the cursors of a sync's pages: signed (an edited one is refused, not

@@ -1,11 +1,11 @@
 import pg from 'pg'
 import t from 'tap'
-import { buildTestApp } from '../helpers/app.js'
-import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../helpers/fixtures.js'
-import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats.js'
-import { expireSyncTokens } from '../../src/admin/sync-tokens.js'
-import { walkThenSync, syncFrom, type Mirror } from '../helpers/sync-mirror.js'
-import { SignedJson } from '../../src/jobs/signed.js'
+import { buildTestApp } from '../../helpers/app.js'
+import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../../helpers/fixtures.js'
+import { foldScreenStats, verifyScreenStats } from '../../../src/admin/screen-stats.js'
+import { expireSyncTokens } from '../../../src/admin/sync-tokens.js'
+import { walkThenSync, syncFrom, type Mirror } from '../../helpers/sync-mirror.js'
+import { SignedJson } from '../../../src/signed-json.js'
 
 // Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
 // answers the jobs changed after it (and the ids gone from the organization), each change

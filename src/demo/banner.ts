@@ -1,4 +1,4 @@
-import type { DemoData } from './db/seed.js'
+import type { DemoData } from './seed.js'
 
 // A restricted key says so after the key, so that it is not taken for its plan's main key.
 const restriction = (c: DemoData['credentials'][number]): string =>

@@ -1,5 +1,5 @@
-import type { JobPosition } from './repository.js'
-import type { SignedJson } from './signed.js'
+import type { JobPosition } from './list.js'
+import type { SignedJson } from '../../signed-json.js'
 import { parseSnapshot, snapshotText } from '../sync/snapshot.js'
 import type { SyncPoint } from '../sync/tokens.js'
 

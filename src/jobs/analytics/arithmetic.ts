@@ -1,10 +1,10 @@
 // Pure arithmetic of the analytics operation: no database, no HTTP. Dates are calendar
 // dates as `YYYY-MM-DD` strings; arithmetic on them is done in UTC, where days are 24 h.
 
-import type { AnalyticsRows } from './repository.js'
+import { MAX_RANGE_YEARS } from '../../limits.js'
+import type { AnalyticsRows } from './read.js'
 
 const DAY_MS = 86_400_000
-export const MAX_RANGE_YEARS = 5
 
 export interface WeekBin {
   week: string

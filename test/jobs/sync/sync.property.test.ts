@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import pg from 'pg'
 import t from 'tap'
-import { buildTestApp } from '../helpers/app.js'
-import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../helpers/fixtures.js'
-import { checkProperty } from '../helpers/property.js'
-import { syncFrom, walkThenSync, type Mirror } from '../helpers/sync-mirror.js'
+import { buildTestApp } from '../../helpers/app.js'
+import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../../helpers/fixtures.js'
+import { checkProperty } from '../../helpers/property.js'
+import { syncFrom, walkThenSync, type Mirror } from '../../helpers/sync-mirror.js'
 
 // No change is ever missed (issue 24): a partner of each of two organizations walks its jobs
 // while writers change them, then syncs again and again, fetching the analytics of every job

@@ -1,0 +1,29 @@
+import type { Static } from '@sinclair/typebox'
+import type { AnalyticsQuery } from '../../schemas/analytics.js'
+import { readTimeZone, tzProblem } from '../../zones/names.js'
+import type { ZoneRules } from '../../zones/rules.js'
+import { mondayOf, rangeProblems, type RangeProblem } from './arithmetic.js'
+import type { WeekRange } from './read.js'
+
+/** What an analytics request asks, read once from its query string. */
+export interface AnalyticsAsk {
+  /** The zone `tz` stands for in the rules (a link's target). */
+  zone: string
+  /** The `from`/`to` dates, when given. */
+  range: { from: string, to: string } | undefined
+  /** The Mondays of the range's first and last weeks, when given. */
+  weeks: WeekRange | undefined
+}
+
+/**
+ * The ask of an analytics query, or the 400's problems: the checks a JSON schema cannot
+ * express (a name that is no zone of `rules`, a range backwards or too long).
+ */
+export function readAnalyticsQuery (query: Static<typeof AnalyticsQuery>, rules: ZoneRules): AnalyticsAsk | { problems: RangeProblem[] } {
+  const { tz = 'UTC', from, to } = query
+  const reading = readTimeZone(tz, rules)
+  const problems = [...('refused' in reading ? [tzProblem(tz, reading.refused)] : []), ...rangeProblems(from, to)]
+  if (problems.length > 0 || !('zone' in reading)) return { problems }
+  const range = from !== undefined && to !== undefined ? { from, to } : undefined
+  return { zone: reading.zone, range, weeks: range === undefined ? undefined : { first: mondayOf(range.from), last: mondayOf(range.to) } }
+}

@@ -1,0 +1,107 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { databaseUnavailable, invalidRequest, jobNotFound } from '../../errors.js'
+import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
+import { requirePro } from '../../plugins/plan-guard.js'
+import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../../schemas/analytics.js'
+import { analyticsExample } from '../../schemas/examples.js'
+import { ConditionalHeaders, JobParams } from '../../schemas/params.js'
+import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
+import { version as serviceVersion } from '../../version.js'
+import type { ZoneRulesStore } from '../../zones/store.js'
+import { buildAnalytics } from './arithmetic.js'
+import { readAnalyticsQuery, type AnalyticsAsk } from './query.js'
+import { analyticsVersion, jobAnalytics, ZoneRulesMissing } from './read.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** An analytics request's query, read once (readAsk); null on other routes. */
+    analyticsAsk: AnalyticsAsk | null
+  }
+}
+
+const MAX_INT4 = 2_147_483_647
+
+/**
+ * GET /api/jobs/{jobId}/analytics (Pro): a job's figures and weekly bins in a zone, by the
+ * service's zone rules (`zoneRules`: src/zones/).
+ */
+const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
+  const { rules } = zoneRules
+  app.decorateRequest('analyticsAsk', null)
+
+  async function readAsk (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
+    const ask = readAnalyticsQuery(request.query, rules)
+    if ('problems' in ask) throw invalidRequest(ask.problems)
+    request.analyticsAsk = ask
+  }
+
+  app.get('/jobs/:jobId/analytics', {
+    schema: {
+      operationId: 'getJobAnalytics',
+      summary: 'Get a job\'s analytics (Pro)',
+      description: [
+        'Completion and score analytics of one job. **Pro plan only**: a caller on the free tier (free plan, or a Pro subscription that is canceled, past due or past its period end) gets 403 with `upgrade_url`, whether or not the job exists. Check `entitlements.analytics` of `GET /api/me` first to avoid it.',
+        '',
+        '- `completion_rate`: round(100 × completed / total), halves up; 0 with no screens.',
+        '- `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.',
+        '- `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected, by the zone rules of the tzdata release that the `Tzdata-Version` header names), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.',
+        '',
+        'Send the `ETag` back in `If-None-Match` to get a 304 while the job\'s screens have not changed: it is answered from a version of the job\'s figures, without computing them, whatever the job\'s size.',
+        '',
+        'Needs the scope `analytics:read`: a key without it gets 403 `insufficient_scope`, whatever the plan and the job.',
+        '',
+        'Order of checks: 401 (credential), 403 `insufficient_scope` (the key\'s scopes), 400 (parameters), 403 `upgrade_required` (plan), 404 (job).',
+      ].join('\n'),
+      tags: ['Analytics'],
+      security: [{ bearerAuth: ['analytics:read'] }],
+      params: JobParams,
+      querystring: AnalyticsQuery,
+      headers: ConditionalHeaders,
+      response: {
+        200: okResponse(Type.Ref(JobAnalyticsSchema), 'The job\'s analytics.', analyticsExample, TZDATA_VERSION),
+        304: notModifiedWith(TZDATA_VERSION),
+        ...errorResponses([400, 401, 404], { 404: 'No such job in the caller\'s organization (missing, or another organization\'s).' }, { scope: 'analytics:read', plan: true }),
+      },
+    },
+    // The query read once, a 400 before the plan guard's 403 (docs/decisions.md, "Order of checks").
+    preHandler: [readAsk, requirePro(upgradeUrl)],
+  }, async (request, reply): Promise<JobAnalytics | FastifyReply> => {
+    const organizationId = request.caller.organization.id
+    const { jobId } = request.params
+    const { from, to } = request.query
+    // The zone the name stands for in the service's rules: the statement computes with its
+    // rules, and the ETag names them and it.
+    const { zone, range, weeks } = request.analyticsAsk!
+    // The ETag names the job's summary version and every input of the answer (the service
+    // version too: a release may compute the same data differently; and the rules' id: two
+    // instances on two tzdata releases never give one ETag for two answers), so that a poll
+    // whose data did not change is answered from the version alone, one read of at most 8 rows.
+    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? ''])
+    const conditional = request.headers['if-none-match']
+    if (conditional !== undefined) {
+      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId))
+      if (current === null) throw jobNotFound()
+      const etag = etagAt(current)
+      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+    }
+    await zoneRules.ready()
+    // A zone whose rules the summaries cannot answer exactly (none in tzdata 2026f: see
+    // zones/rules.ts) is binned from the job's screens, whatever their number.
+    const readMax = rules.summarizable(zone) ? screensReadMax : MAX_INT4
+    const rows = await app.database.read(async reader => await jobAnalytics(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: readMax }))
+      .catch((error: unknown) => {
+        // Read on the primary, which had them: deleted since. Stored again by the next request.
+        if (!(error instanceof ZoneRulesMissing)) throw error
+        request.log.error({ err: error }, 'zone rules missing from the primary')
+        zoneRules.forget()
+        throw databaseUnavailable()
+      })
+    if (rows === null) throw jobNotFound()
+    reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
+    return buildAnalytics(rows, range)
+  })
+}
+
+export default jobAnalyticsRoute
