@@ -1,4 +1,4 @@
-import type { DeafReason } from '../db/listen.js'
+import type { DeafReason } from '../db/hearing.js'
 import type { Caller } from './caller.js'
 
 /** A caller as loaded, with what decides whether its key is still good. */

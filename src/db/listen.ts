@@ -1,35 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as wait } from 'node:timers/promises'
 import pg from 'pg'
+import { Hearing, type HearingHandlers } from './hearing.js'
 
 // LISTEN/NOTIFY, which Prisma does not offer: on a server, a connection of its own (a pooled
 // one may be handed to another query, and LISTEN belongs to a session); on the embedded
 // database, PGlite's own listen().
 
-/**
- * Why notifications are not known to be heard: no listening connection; one that is connected
- * and answers but does not receive what is notified (a transaction-mode pooler, which runs
- * the LISTEN on a server connection it then hands to other clients; a listener pointed at
- * another database than the one written to); or no probe sent and come back within the bound
- * (the application's path to the primary down or saturated, or the instance stopping), so
- * that nothing shows the listener hears.
- */
-export type DeafReason = 'disconnected' | 'no_echo' | 'no_probe'
-
-export interface ListenHandlers {
+export interface ListenHandlers extends HearingHandlers {
   onNotification: (payload: string) => void
-  /**
-   * Every notification committed before a moment has been heard, so what is cached may be
-   * trusted until `until` (performance.now()'s clock; Infinity: for as long as the
-   * subscription lasts). Called at each probe that comes back, with a later `until` each time.
-   */
-  onHeard: (until: number) => void
-  /**
-   * Changes of state only, for logs: true from the first proof after a stretch without one,
-   * false (with why) when the last proof has lapsed or the connection is known not to hear.
-   * Until `until` has passed, false can come early, never late.
-   */
-  onState: (listening: boolean, reason?: DeafReason) => void
   /**
    * False while no probe should be sent (the instance is stopping: a probe it sent then would
    * hold the pool's close for its timeout). LISTEN goes on; with no probe, the last proof
@@ -95,51 +74,11 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
   // Raced with a probe: a close does not wait for one (on a frozen database, its timeout).
   const closed = new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) })
   const prefix = `${PROBE_PREFIX}${randomUUID()}:`
-  let sent = 0
-  /** When each probe not yet superseded was sent, by number. */
-  const sentAt = new Map<number, number>()
-  /** The newest probe heard back. */
-  let heardN = 0
+  const hearing = new Hearing(handlers, lifetimeMs)
   let wake: (() => void) | undefined
-  /** Whether the probe under way reached the database (its pg_notify returned). */
-  let delivered = false
   let firstAttempt: () => void = () => {}
   const attempted = new Promise<void>(resolve => { firstAttempt = resolve })
   let current: pg.Client | undefined
-  let hearing = false
-  let lastReason: DeafReason | undefined
-  let provenUntil = -Infinity
-  let lapse: NodeJS.Timeout | undefined
-  const report = (listening: boolean, reason?: DeafReason): void => {
-    if (closing.signal.aborted) return
-    if (!listening) {
-      provenUntil = -Infinity
-      clearTimeout(lapse)
-    }
-    if (listening === hearing && reason === lastReason) return
-    hearing = listening
-    lastReason = reason
-    handlers.onState(listening, reason)
-  }
-  const proven = (n: number): void => {
-    const until = (sentAt.get(n) ?? -Infinity) + lifetimeMs
-    for (const k of sentAt.keys()) if (k <= n) sentAt.delete(k)
-    // A proof that has already lapsed (a probe heard very late) shows nothing about now.
-    if (until <= provenUntil || until <= performance.now() || closing.signal.aborted) return
-    provenUntil = until
-    handlers.onHeard(until)
-    report(true)
-    watchLapse()
-  }
-  // The state turns false when the last proof lapses, whatever the probe under way is doing.
-  const watchLapse = (): void => {
-    clearTimeout(lapse)
-    lapse = setTimeout(() => {
-      if (performance.now() >= provenUntil) report(false, delivered ? 'no_echo' : 'no_probe')
-      else watchLapse() // the timer's clock is a little behind performance.now()'s
-    }, Math.max(1, provenUntil - performance.now()))
-    lapse.unref()
-  }
   const drop = (client: pg.Client): void => { (client as unknown as { connection?: { stream?: { destroy: () => void } } }).connection?.stream?.destroy() }
   // end() waits for the server's goodbye, which a frozen server never sends.
   const end = async (client: pg.Client): Promise<void> => { await Promise.race([client.end().catch(() => {}), sleep(timeoutMs)]) }
@@ -150,24 +89,20 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
     const connection = { over: false }
     let deaf = false
     // Nothing is heard from here on: false at once, not at the proof's deadline.
-    const ended = new Promise<void>(resolve => { client.once('end', () => { connection.over = true; report(false, deaf ? 'no_echo' : 'disconnected'); resolve() }) })
+    const ended = new Promise<void>(resolve => { client.once('end', () => { connection.over = true; hearing.report(false, deaf ? 'no_echo' : 'disconnected'); resolve() }) })
     client.on('error', () => { drop(client) })
     current = client
     client.on('notification', message => {
       const payload = message.payload ?? ''
       if (!payload.startsWith(PROBE_PREFIX)) { handlers.onNotification(payload); return }
       if (!payload.startsWith(prefix)) return // another instance's
-      const n = Number(payload.slice(prefix.length))
-      if (n <= heardN) return
-      heardN = n
-      proven(n)
-      wake?.()
+      if (hearing.heard(Number(payload.slice(prefix.length)))) wake?.()
     })
     try {
       await client.connect()
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
     } catch (error) {
-      report(false, 'disconnected')
+      hearing.report(false, 'disconnected')
       firstAttempt()
       drop(client)
       await end(client)
@@ -182,12 +117,9 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
         const startedAt = performance.now()
         // Probes go every heartbeatMs from the last one sent, however long that one took.
         nextAt = startedAt + heartbeatMs
-        delivered = false
+        hearing.delivered = false
         if (handlers.probing?.() === false) continue
-        // A probe sent longer ago than a proof lasts could prove nothing now.
-        for (const [k, at] of sentAt) if (at + lifetimeMs <= startedAt) sentAt.delete(k)
-        const n = ++sent
-        sentAt.set(n, startedAt)
+        const n = hearing.send(startedAt)
         // A probe still under way when the connection ends is not waited for: its echo, if
         // the next connection hears it, still counts from when it was sent.
         const sending = await Promise.race([probe(`${prefix}${n}`).then(() => true, () => false), closed, ended.then(() => false)])
@@ -200,18 +132,17 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
           await client.query('SELECT 1').catch(() => { drop(client) })
           continue
         }
-        delivered = true
+        hearing.delivered = true
         // Usually back before pg_notify's own answer; otherwise within timeoutMs.
         const echoBy = performance.now() + timeoutMs
-        // eslint-disable-next-line no-unmodified-loop-condition -- heardN is set by the notification handler while this waits
-        while (heardN < n && performance.now() < echoBy && !closing.signal.aborted && !connection.over) {
+        while (!hearing.heardSince(n) && performance.now() < echoBy && !closing.signal.aborted && !connection.over) {
           await Promise.race([new Promise<void>(resolve => { wake = resolve }), sleep(echoBy - performance.now(), closing.signal), ended])
           wake = undefined
         }
         if (closing.signal.aborted || connection.over) return
-        if (heardN < n) {
+        if (!hearing.heardSince(n)) {
           deaf = true
-          report(false, 'no_echo')
+          hearing.report(false, 'no_echo')
           firstAttempt()
           drop(client)
           return
@@ -237,7 +168,7 @@ export async function listenOnServer (url: string, channel: string, handlers: Li
   return {
     close: async () => {
       closing.abort()
-      clearTimeout(lapse)
+      hearing.close()
       if (current !== undefined) { await end(current); drop(current) }
       await loop
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { CALLER_CHANGED, CallerCache } from '../auth/caller-cache.js'
-import type { DeafReason } from '../db/listen.js'
+import type { DeafReason } from '../db/hearing.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
