@@ -1,0 +1,72 @@
+// The layers of src/, lowest first, and the rules that keep imports pointing down them
+// (docs/architecture.md, "Layers"). `npm run lint:layers` checks them (CI runs it with the
+// lint): a file may import its own layer's files and any lower layer's, never a higher one's;
+// folders of one layer do not import each other (so no two folders import each other, and no
+// circle of folders can form); no file imports itself back through others. Type-only imports
+// count: they tie the code together as much as the others.
+const LAYERS = [
+  { name: 'foundation', path: '^src/(config|errors|error-codes|limits|version|signed-json)\\.ts$' },
+  { name: 'db', path: '^src/db/' },
+  { name: 'auth and zones', path: '^src/(auth|zones)/', folders: ['auth', 'zones'] },
+  { name: 'schemas', path: '^src/schemas/' },
+  { name: 'plugins', path: '^src/plugins/' },
+  { name: 'features', path: '^src/(jobs|me|health|admin|demo)/', folders: ['jobs', 'me', 'health', 'admin', 'demo'] },
+  { name: 'app', path: '^src/(app|server-options)\\.ts$' },
+  { name: 'entries', path: '^src/(server|migrate)\\.ts$' },
+]
+
+// Inside src/jobs/, the same: a job's rows under the reads that use them, the list above the
+// sync it extends, index.ts (the routes' registration) on top.
+const JOBS = [
+  { name: 'jobs: a job', path: '^src/jobs/job/' },
+  { name: 'jobs: sync and analytics', path: '^src/jobs/(sync|analytics)/', folders: ['jobs/sync', 'jobs/analytics'] },
+  { name: 'jobs: the list', path: '^src/jobs/list/' },
+  { name: 'jobs: the routes', path: '^src/jobs/index\\.ts$' },
+]
+
+const upward = (layers) => layers.flatMap((layer, i) => layers.slice(i + 1).map(higher => ({
+  name: 'no-import-up',
+  comment: `${layer.name} is below ${higher.name}: it may not import it (docs/architecture.md, "Layers")`,
+  severity: 'error',
+  from: { path: layer.path },
+  to: { path: higher.path },
+})))
+
+const sideways = (layers) => layers.filter(layer => layer.folders !== undefined).map(layer => ({
+  name: 'no-import-sideways',
+  comment: `the folders of ${layer.name} (${layer.folders.join(', ')}) do not import each other: what two of them share goes a layer down`,
+  severity: 'error',
+  from: { path: `^src/(${layer.folders.join('|')})/` },
+  to: { path: `^src/(${layer.folders.join('|')})/`, pathNot: '^src/$1/' },
+}))
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...upward(LAYERS),
+    ...sideways(LAYERS),
+    ...upward(JOBS),
+    ...sideways(JOBS),
+    {
+      name: 'no-circular',
+      comment: 'files that import each other, however far round: split what both need into a file below them',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'every-file-in-a-layer',
+      comment: 'a file of src/ outside every layer: place it in one (here and in docs/architecture.md)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: [...LAYERS.map(l => l.path), '^src/generated/'] },
+      to: {},
+    },
+  ],
+  options: {
+    includeOnly: '^src/',
+    exclude: { path: '^src/generated/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+  },
+}
