@@ -63,6 +63,13 @@ async function embeddedTemplate (): Promise<Blob> {
   return dump
 }
 
+/** A migrated embedded database (the template), as PGlite itself, in memory: for tests that speak its protocol. */
+export async function openTemplatePGlite (): Promise<PGlite> {
+  const db = new PGlite({ loadDataDir: await embeddedTemplate() })
+  await db.waitReady
+  return db
+}
+
 /**
  * Writes a migrated embedded database (the template) into `dir`, for a process of its own to
  * open with DATA_DIR: seconds fewer than having it create one and run every migration.

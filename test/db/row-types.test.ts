@@ -1,0 +1,127 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { PGlite } from '@electric-sql/pglite'
+import { Kind, OptionalKind, Type, type TObject, type TSchema } from '@sinclair/typebox'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import type { SqlReader } from '../../src/db/rows.js'
+import type { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
+import { analyticsVersion, jobAnalytics } from '../../src/jobs/analytics/read.js'
+import { findJob } from '../../src/jobs/job/find.js'
+import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
+import { listJobs } from '../../src/jobs/list/list.js'
+import { syncPage } from '../../src/jobs/sync/page.js'
+import { zoneRules } from '../../src/zones/rules.js'
+import { createTestDatabase, openTemplatePGlite, serverUrl } from '../helpers/database.js'
+import { describeColumns, type DescribedColumn } from '../helpers/describe.js'
+
+// Every raw statement's row type against what PostgreSQL says the statement returns. A
+// statement's rows are typed by the schema it hands SqlReader.rows (src/db/rows.ts); here each
+// statement, in each of its texts, is described on the database (Parse and Describe: its
+// columns, their types and, for plain table columns, NOT NULL) and compared with that schema:
+// the same column names, a type rows.ts converts to what the schema says, and no column that
+// can be null declared as never null. Prisma's TypedSQL would generate such types, but its
+// generation needs Prisma's native schema engine (the WebAssembly one fails on it offline) and
+// its `$queryRawTyped` costs about twice the driver adapter per statement (docs/decisions.md,
+// "Departures from the design card").
+
+class Captured extends Error {}
+interface Statement { name: string, row: TSchema, sql: PrismaSql.Sql }
+const statements: Statement[] = []
+async function capture (name: string, call: (reader: SqlReader) => Promise<unknown>): Promise<void> {
+  const reader: SqlReader = { rows: async (row, sql) => { statements.push({ name, row, sql }); throw new Captured() } }
+  await call(reader).then(() => { throw new Error(`${name}: sent no statement`) }, (error: unknown) => { if (!(error instanceof Captured)) throw error })
+}
+
+const ORG = '00000000-0000-4000-8000-000000000001'
+const JOB = '00000000-0000-4000-8000-000000000002'
+const rules = { set: zoneRules().id, zone: 'Europe/Berlin' }
+const since = { seen: { xmin: 5n, xmax: 9n, xip: [6n, 7n] }, generation: 1 }
+await capture('findJob', async r => await findJob(r, ORG, JOB))
+await capture('listJobs, a walk\'s first page', async r => await listJobs(r, ORG, { limit: 20 }))
+await capture('listJobs, by status', async r => await listJobs(r, ORG, { limit: 20, status: 'active' }))
+await capture('listJobs, a later page', async r => await listJobs(r, ORG, { limit: 20, after: { createdAt: new Date(), id: JOB } }))
+await capture('syncPage', async r => await syncPage(r, ORG, { since, limit: 10, analytics: true }))
+await capture('syncPage, without analytics, from a cursor', async r => await syncPage(r, ORG, { since, limit: 10, analytics: false, after: { xid: '7', jobId: JOB } }))
+await capture('jobAnalytics', async r => await jobAnalytics(r, ORG, JOB, { rules, screensReadMax: 500 }))
+await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
+await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
+
+// What rows.ts makes of each PostgreSQL type (its converter), as TypeBox kinds.
+const ROWS_TS: Record<string, string[]> = {
+  text: ['String'], varchar: ['String'], bpchar: ['String'], name: ['String'], uuid: ['String'],
+  int2: ['Integer', 'Number'], int4: ['Integer', 'Number'], float4: ['Number'], float8: ['Number'], int8: ['BigInt'],
+  bool: ['Boolean'], timestamptz: ['Date'], timestamp: ['Date'], date: ['Date'], json: ['Unknown', 'Any'], jsonb: ['Unknown', 'Any'],
+}
+
+/** A column schema's kinds (a literal counts as its type) and whether it takes null. */
+function kinds (schema: TSchema): { kinds: string[], nullable: boolean } {
+  if (schema[Kind] === 'Union') {
+    const parts = (schema.anyOf as TSchema[]).map(kinds)
+    return { kinds: [...new Set(parts.flatMap(p => p.kinds))], nullable: parts.some(p => p.nullable) }
+  }
+  if (schema[Kind] === 'Null') return { kinds: [], nullable: true }
+  if (schema[Kind] === 'Literal') return { kinds: [typeof schema.const === 'string' ? 'String' : typeof schema.const === 'number' ? 'Number' : 'Boolean'], nullable: false }
+  return { kinds: [String(schema[Kind])], nullable: false }
+}
+
+/** What is wrong with `row` as the row of a statement returning `columns`; empty when nothing. */
+function disagreements (row: TObject, columns: DescribedColumn[]): string[] {
+  const problems: string[] = []
+  const described = new Map(columns.map(c => [c.name, c]))
+  for (const [name, schema] of Object.entries(row.properties)) {
+    const column = described.get(name)
+    if (column === undefined) {
+      if (schema[OptionalKind] !== 'Optional') problems.push(`${name}: declared, not returned`)
+      continue
+    }
+    const allowed = column.typtype === 'e' ? ['String'] : ROWS_TS[column.typname]
+    const declared = kinds(schema)
+    if (allowed === undefined) problems.push(`${name}: PostgreSQL type ${column.typname}, which rows.ts does not convert`)
+    else if (declared.kinds.length === 0 || declared.kinds.some(k => !allowed.includes(k))) problems.push(`${name}: declared ${declared.kinds.join(' | ')}, returned ${column.typname} (rows.ts: ${allowed.join(' or ')})`)
+    if (column.notNull === false && !declared.nullable) problems.push(`${name}: declared never null, but it is a column that can be null`)
+  }
+  for (const name of described.keys()) if (!(name in row.properties)) problems.push(`${name}: returned, not declared`)
+  return problems
+}
+
+async function check (t: Test, on: { client: pg.ClientBase } | { pglite: PGlite }): Promise<void> {
+  for (const { name, row, sql } of statements) {
+    const columns = await describeColumns(on, sql.text)
+    t.same(disagreements(row as TObject, columns), [], `${name}: ${columns.length} columns as declared`)
+  }
+}
+
+t.test('every request statement of src/ is here', async t => {
+  const files = (dir: string): string[] => readdirSync(dir).flatMap(f => statSync(join(dir, f)).isDirectory() ? (f === 'generated' ? [] : files(join(dir, f))) : [join(dir, f)])
+  const calls = files(join(import.meta.dirname, '../../src')).reduce((n, f) => n + (readFileSync(f, 'utf8').match(/\.rows\(/g) ?? []).length, 0)
+  t.equal(new Set(statements.map(s => s.row)).size, calls, `${calls} calls of SqlReader.rows in src/, each with a row schema of its own`)
+})
+
+t.test('the check finds what it should: a type, a null and a name changed by hand', async t => {
+  const pglite = await openTemplatePGlite()
+  t.teardown(() => pglite.close())
+  const columns = await describeColumns({ pglite }, statements.find(s => s.name === 'findJob')!.sql.text)
+  t.same(disagreements(JobWithStatsRowSchema, columns), [])
+  const altered = Type.Object({ ...JobWithStatsRowSchema.properties, questionCount: Type.String(), logoUrl: Type.String(), renamed: Type.Integer() })
+  t.same(disagreements(altered, columns), [
+    'logoUrl: declared never null, but it is a column that can be null',
+    'questionCount: declared String, returned int4 (rows.ts: Integer or Number)',
+    'renamed: declared, not returned',
+  ])
+})
+
+t.test('on the embedded database', async t => {
+  const pglite = await openTemplatePGlite()
+  t.teardown(() => pglite.close())
+  await check(t, { pglite })
+})
+
+t.test('on the PostgreSQL server', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL' : false }, async t => {
+  const db = await createTestDatabase()
+  t.teardown(() => db.close())
+  const client = new pg.Client({ connectionString: db.url })
+  await client.connect()
+  t.teardown(() => client.end())
+  await check(t, { client })
+})
