@@ -144,7 +144,7 @@ export async function verifyScreenStats (prisma: Prisma, options: VerifyStatsOpt
   const deadline: Deadline = { at: options.timeoutMs === undefined ? undefined : started + options.timeoutMs }
   const batchSize = options.batchSize ?? 100
   const seconds = (): number => (Date.now() - started) / 1000
-  const allJobs = (await prisma.$queryRawUnsafe<Array<{ id: string }>>('SELECT id::text FROM jobs ORDER BY id')).map(r => r.id)
+  const allJobs = (await prisma.job.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map(j => j.id)
 
   const check = async (jobIds: string[], report: boolean): Promise<StatsDrift> => {
     const total: StatsDrift = { jobs: 0, segments: 0, quarters: 0, malformed: 0, jobIds: [] }

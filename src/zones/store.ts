@@ -9,8 +9,7 @@ import type { ZoneRules } from './rules.js'
 
 /** Loads `rules` into the database unless they are there (one read when they are). */
 export async function storeZoneRules (prisma: Prisma, rules: ZoneRules): Promise<void> {
-  const present = await prisma.$queryRaw<unknown[]>`SELECT 1 FROM zone_rule_sets WHERE id = ${rules.id}`
-  if (present.length > 0) return
+  if (await prisma.zoneRuleSet.findUnique({ where: { id: rules.id }, select: { id: true } }) !== null) return
   const [loaded] = await prisma.$queryRaw<Array<{ id: string }>>`SELECT load_zone_rules(${rules.text}) AS id`
   if (loaded?.id !== rules.id) throw new Error(`zone rules ${rules.id}: the database filed them as ${loaded?.id}`)
 }
