@@ -49,9 +49,22 @@ await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB)
 
 // What rows.ts makes of each PostgreSQL type (its converter), as TypeBox kinds.
 const ROWS_TS: Record<string, string[]> = {
-  text: ['String'], varchar: ['String'], bpchar: ['String'], name: ['String'], uuid: ['String'],
-  int2: ['Integer', 'Number'], int4: ['Integer', 'Number'], float4: ['Number'], float8: ['Number'], int8: ['BigInt'],
-  bool: ['Boolean'], timestamptz: ['Date'], timestamp: ['Date'], date: ['Date'], json: ['Unknown', 'Any'], jsonb: ['Unknown', 'Any'],
+  text: ['String'],
+  varchar: ['String'],
+  bpchar: ['String'],
+  name: ['String'],
+  uuid: ['String'],
+  int2: ['Integer', 'Number'],
+  int4: ['Integer', 'Number'],
+  float4: ['Number'],
+  float8: ['Number'],
+  int8: ['BigInt'],
+  bool: ['Boolean'],
+  timestamptz: ['Date'],
+  timestamp: ['Date'],
+  date: ['Date'],
+  json: ['Unknown', 'Any'],
+  jsonb: ['Unknown', 'Any'],
 }
 
 /** A column schema's kinds (a literal counts as its type) and whether it takes null. */

@@ -21,7 +21,7 @@ export interface SyncCursor { after: ChangePosition | undefined, seen: Snapshot,
 
 /**
  * A token's point: what the walk or sync saw, in which generation of the change log, on which
- * database history (src/sync/history.ts; '' when not known: a token of the release before,
+ * database history (src/jobs/sync/history.ts; '' when not known: a token of the release before,
  * which answers 410), and whether every sync since the walk reported the changes of analytics
  * alone (`n`: false once a sync for a key that cannot read analytics skipped them; true for a
  * walk, which skips nothing, and for tokens of the releases before).
