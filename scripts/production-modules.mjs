@@ -15,6 +15,9 @@ const root = resolve(fileURLToPath(import.meta.url), '../..')
 const untraced = [
   // src/db/schema-engine.ts: require.resolve(...).replace(/\.js$/, '.wasm').
   'node_modules/@prisma/schema-engine-wasm/schema_engine_bg.wasm',
+  // src/zones/rules.ts: the zone rules' data file, by require.resolve (read with readFileSync,
+  // so that ZONE_RULES_FILE can name another).
+  'node_modules/moment-timezone/data/packed/latest.json',
   // @fastify/swagger-ui serves this folder with @fastify/static. Its bundle is for the
   // browser: tracing its imports would add React and the like (ignored below).
   'node_modules/@fastify/swagger-ui/static',

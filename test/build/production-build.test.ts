@@ -1,7 +1,8 @@
 import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { cp, link, lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises'
+import { copyFile, cp, link, lstat, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
@@ -49,23 +50,27 @@ const command = (argv: string[]): [string, string[]] => {
 
 /** `cp -al` in this process: hard links, directories made (a process per traced path cost 12 s). */
 async function linkTree (from: string, to: string): Promise<void> {
-  if (!(await lstat(from)).isDirectory()) return await link(from, to)
+  // A copy where a hard link cannot be made (the temporary directory on another file system).
+  if (!(await lstat(from)).isDirectory()) return await link(from, to).catch(async (error: NodeJS.ErrnoException) => { if (error.code !== 'EXDEV') throw error; await copyFile(from, to) })
   await mkdir(to, { recursive: true })
   for (const entry of await readdir(from)) await linkTree(join(from, entry), join(to, entry))
 }
 
-// The image's files, outside Docker.
-const dir = join(root, 'node_modules/.cache/production-build-test', String(process.pid))
-t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
-await rm(dir, { recursive: true, force: true })
-// The build first: the image's node_modules is traced from it.
-await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')])
-const modules = await productionModules(join(dir, 'dist')) as string[]
+// The image's files, outside Docker, and outside the checkout: inside it, a file the trace
+// missed would still be found in the checkout's node_modules, where Node's resolution climbs
+// (the zone rules' data file was, until a Compose run failed on it).
+const dir = await mkdtemp(join(tmpdir(), 'production-build-test-'))
+// The build first, in the checkout: the image's node_modules is traced from it, as the
+// Dockerfile's build stage traces it.
+const build = join(root, 'node_modules/.cache/production-build-test', String(process.pid))
+t.teardown(async () => { await rm(dir, { recursive: true, force: true }); await rm(build, { recursive: true, force: true }) })
+await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(build, 'dist')])
+const modules = await productionModules(join(build, 'dist')) as string[]
 // Package names, from the traced paths (node_modules/name/... or node_modules/@scope/name/...).
 const packages = [...new Set(modules.map(path => /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path))]
 for (const file of imageFiles) {
   if (file === 'dist') {
-    // Compiled above.
+    await cp(join(build, 'dist'), join(dir, 'dist'), { recursive: true })
   } else if (file === 'node_modules') {
     for (const path of modules) {
       await mkdir(join(dir, path, '..'), { recursive: true })

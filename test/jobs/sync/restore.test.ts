@@ -90,27 +90,28 @@ async function oldTokenOn (t: Test, restored: Awaited<ReturnType<typeof buildApp
   t.equal(again.statusCode, 200, 'a token made on the copy works there')
 }
 
-t.test('restored into a fresh cluster (initdb): an old token answers 410', { skip }, async t => {
+/**
+ * A walk's token, its database dumped and restored into a fresh cluster of ours (initdb, with
+ * `options` read after the walk): the token asked there.
+ */
+async function restoredIntoFreshCluster (t: Test, options: () => Promise<{ nextXid?: bigint }> = async () => ({})): Promise<void> {
   const { token, restoreInto } = await dumpThenWalk(t)
-  const cluster = await startCluster(bindir!)
+  const cluster = await startCluster(bindir!, await options())
   t.teardown(cluster.close)
   await run('psql', [cluster.url('postgres'), '-q', '-c', 'CREATE DATABASE restored'])
   await restoreInto(cluster.url('restored'))
   const [row] = (await run('psql', [cluster.url('restored'), '-Atc', 'SELECT pg_current_snapshot()'])).stdout.trim().split('\n')
   t.comment(`the token's point ${JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).x}; the fresh cluster's ${row}`)
   await oldTokenOn(t, await appOn(t, cluster.url('restored')), cluster.url('restored'), token)
+}
+
+t.test('restored into a fresh cluster (initdb): an old token answers 410', { skip }, async t => {
+  await restoredIntoFreshCluster(t)
 })
 
 t.test('restored into a fresh cluster whose transaction ids are past the token\'s: still 410 (another history, not only another point)', { skip }, async t => {
-  const { token, restoreInto } = await dumpThenWalk(t)
   const segment = 1_048_576n
-  const cluster = await startCluster(bindir!, { nextXid: (await currentXmax() / segment + 1n) * segment })
-  t.teardown(cluster.close)
-  await run('psql', [cluster.url('postgres'), '-q', '-c', 'CREATE DATABASE restored'])
-  await restoreInto(cluster.url('restored'))
-  const [row] = (await run('psql', [cluster.url('restored'), '-Atc', 'SELECT pg_current_snapshot()'])).stdout.trim().split('\n')
-  t.comment(`the token's point ${JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).x}; the fresh cluster's ${row}`)
-  await oldTokenOn(t, await appOn(t, cluster.url('restored')), cluster.url('restored'), token)
+  await restoredIntoFreshCluster(t, async () => ({ nextXid: (await currentXmax() / segment + 1n) * segment }))
 })
 
 t.test('restored into another database of the same server (its transaction ids go on): 410', { skip }, async t => {
