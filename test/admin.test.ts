@@ -130,7 +130,7 @@ t.test('scoped keys: create-key --scopes, set-scopes; unknown scopes refused wit
   t.equal((await admin('set-scopes', '--prefix', 'srk_nosuchky', '--scopes', 'jobs:read')).status, 1, 'nor a missing one')
 })
 
-t.test('expire-sync-tokens: a new generation of the change log each time (what it does to tokens: test/sync/sync.test.ts)', async t => {
+t.test('expire-sync-tokens: a new generation of the change log each time (what it does to tokens: test/jobs/sync/sync.test.ts)', async t => {
   const admin = await adminOn(t)
   const first = await admin('expire-sync-tokens')
   t.equal(first.status, 0, first.stderr)
