@@ -402,13 +402,15 @@ CREATE OR REPLACE FUNCTION public.jobs_log_changes()
 AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM new_jobs ON CONFLICT DO NOTHING;
+    INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM new_jobs
+    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false;
   ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM old_jobs ON CONFLICT DO NOTHING;
+    INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM old_jobs
+    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false;
   ELSE
     INSERT INTO job_changes (organization_id, job_id)
     SELECT organization_id, id FROM old_jobs UNION SELECT organization_id, id FROM new_jobs
-    ON CONFLICT DO NOTHING;
+    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false;
   END IF;
   RETURN NULL;
 END

@@ -314,6 +314,26 @@ t.test('a key that cannot read analytics (scope or plan) is told only of changes
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(mirrors.jobsOnly.token)}`, jobsOnly)).statusCode, 200, 'with the key that made it: 200')
 })
 
+t.test('a transaction that changes a job\'s analytics alone, then its fields: the change is reported to every key', async t => {
+  // The log's row for (organization, transaction, job) is one: whichever path writes it
+  // first, a job's write makes it a change for every key.
+  const jobsOnly = await keyWithScopes(prisma, acme, ['jobs:read'])
+  const job = await createJob(prisma, acme, { title: 'before' })
+  await createScreens(prisma, job.id, [{ status: 'completed', score: 40, completedAt: new Date('2026-01-05T10:00:00Z') }])
+  await foldScreenStats(prisma)
+  const mirror = await walkThenSync(app, jobsOnly.auth)
+  await prisma.$transaction([
+    // A completion moved with the triggers off, then the rebuild: analytics alone changed.
+    prisma.$executeRawUnsafe('SET LOCAL session_replication_role = replica'),
+    prisma.$executeRaw`UPDATE screens SET completed_at = '2026-02-02T10:00:00Z' WHERE job_id = ${job.id}::uuid`,
+    prisma.$executeRawUnsafe('SET LOCAL session_replication_role = origin'),
+    prisma.$executeRaw`SELECT rebuild_screen_summaries(ARRAY[${job.id}::uuid])`,
+    prisma.$executeRaw`UPDATE jobs SET title = 'after' WHERE id = ${job.id}::uuid`,
+  ])
+  t.same([...(await syncFrom(app, jobsOnly.auth, mirror)).reported], [job.id], 'to a key without analytics')
+  t.equal(mirror.jobs.get(job.id)?.title, 'after', 'its mirror has the new title')
+})
+
 t.test('verify-stats --fix: the jobs it repaired are reported, to the keys that read what changed', async t => {
   const jobsOnly = await keyWithScopes(prisma, acme, ['jobs:read'])
   await foldScreenStats(prisma)
