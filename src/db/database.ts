@@ -10,7 +10,7 @@ import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
-import { replicaFailed } from './errors.js'
+import { ReadElsewhere, replicaFailed } from './errors.js'
 import type { ReplicaState, ReplicaWatcher } from './replica-state.js'
 import { disconnect, displayName, ReplicaSet } from './replicas.js'
 import { adapterReader, clientReader, type SqlReader } from './rows.js'
@@ -121,7 +121,8 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
           return await query(replica.reader)
         } catch (error) {
           if (!replicaFailed(error)) throw error
-          replicaSet.markDown(replica, error)
+          // One that lacks what this read needs has not replayed it yet: behind, not broken.
+          if (!(error instanceof ReadElsewhere)) replicaSet.markDown(replica, error)
         }
       }
       return await query(primary.reader)

@@ -152,7 +152,9 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     const olderApp = await buildApp({ config: olderConfig, database: openServerDatabase(config.DATABASE_URL!, olderConfig, { replicaUrls: [config.DATABASE_REPLICA_URLS] }) })
     t.teardown(() => olderApp.close())
     await olderApp.ready()
-    await until('its replica is up', async () => olderApp.database.replicas()[0]!.status === 'up', 5000)
+    // (Seen beyond 5 s twice on a machine busy with another suite: a wider bound, and the state if it fails.)
+    await until('its replica is up', async () => olderApp.database.replicas()[0]!.status === 'up', 15000)
+      .catch((error: Error) => { throw new Error(`${error.message}: ${JSON.stringify(olderApp.database.replicas())}`) })
     const onStandby = (await control.query<{ n: number }>('SELECT count(*)::int AS n FROM zone_rule_sets WHERE version = $1', ['2025b'])).rows[0]!.n
     t.equal(onStandby, 0, 'the paused standby lacks the rules')
     const changes: string[] = []
@@ -162,10 +164,17 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     t.equal(res.statusCode, 200, 'answered')
     t.equal(res.headers['tzdata-version'], '2025b')
     t.same(res.json().average_score_by_week, [{ week: '2026-01-05', count: 1, average_score: 80 }])
-    t.ok(changes.includes('down:read_failed'), `by the primary, after the standby said it lacked the rules (${changes.join(' ')})`)
+    // Only the primary has 2025b's rules: the answer's weeks are the primary's.
+    t.same(changes.filter(change => !change.startsWith('up:')), [], `the standby stays in use: it is behind, not broken (${changes.join(' ')})`)
+    t.equal(olderApp.database.replicas()[0]!.status, 'up')
+    // A screen the paused standby has not replayed: a count without it came from the standby.
+    const countOf = async (): Promise<number> => (await olderApp.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })).json().interview_count
+    const before = await countOf()
+    await createScreens(owner.prisma, job.id, [{ status: 'expired' }])
+    t.equal(await countOf(), before, 'other reads still go to it')
     await control.query('SELECT pg_wal_replay_resume()')
     await until('the replica is back in use', async () => replicaState().status === 'up', 5000)
-    figures.push('zone rules missing on the standby: the analytics read ran on the primary (200)')
+    figures.push('zone rules missing on the standby: the analytics read ran on the primary (200), the standby stayed up')
   })
 
   await t.test('a sync read on the replica: tokens from the standby\'s snapshots; a change it has not replayed comes in a later sync', async t => {
