@@ -32,6 +32,18 @@ const upward = (layers) => layers.flatMap((layer, i) => layers.slice(i + 1).map(
   to: { path: higher.path },
 })))
 
+// A file outside every layer of its scope, whichever way it is tied in: by what it imports,
+// by what imports it, or by nothing (an orphan).
+const unplaced = (scope, layers) => {
+  const comment = `a file of ${scope} outside every layer: place it in one (here and in docs/architecture.md)`
+  const outside = { path: `^${scope}`, pathNot: [...layers.map(l => l.path), '^src/generated/'] }
+  return [
+    { name: 'every-file-in-a-layer', comment, severity: 'error', from: outside, to: {} },
+    { name: 'every-file-in-a-layer', comment, severity: 'error', from: { path: '^src/' }, to: outside },
+    { name: 'every-file-in-a-layer', comment, severity: 'error', from: { ...outside, orphan: true }, to: {} },
+  ]
+}
+
 const sideways = (layers) => layers.filter(layer => layer.folders !== undefined).map(layer => ({
   name: 'no-import-sideways',
   comment: `the folders of ${layer.name} (${layer.folders.join(', ')}) do not import each other: what two of them share goes a layer down`,
@@ -54,12 +66,14 @@ module.exports = {
       from: { path: '^src/' },
       to: { circular: true },
     },
+    ...unplaced('src/', LAYERS),
+    ...unplaced('src/jobs/', JOBS),
     {
-      name: 'every-file-in-a-layer',
-      comment: 'a file of src/ outside every layer: place it in one (here and in docs/architecture.md)',
+      name: 'schemas-are-pure',
+      comment: 'the API\'s schemas describe requests and answers: they import nothing of ours but the foundation (docs/architecture.md, "Layers")',
       severity: 'error',
-      from: { path: '^src/', pathNot: [...LAYERS.map(l => l.path), '^src/generated/'] },
-      to: {},
+      from: { path: '^src/schemas/' },
+      to: { path: '^src/', pathNot: ['^src/schemas/', LAYERS[0].path] },
     },
   ],
   options: {
