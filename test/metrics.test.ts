@@ -149,7 +149,7 @@ t.test('pools and replicas are read at scrape time, one series per replica whate
   t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'unreachable' }), 0)
   t.equal(sample(text, 'db_replica_down_reason', { replica: 'r1.internal:5432/screening', reason: 'not_in_recovery' }), 0, 'not down: no reason')
   t.equal(sample(text, 'db_replica_down_reason', { replica: 'r2.internal:5432/screening', reason: 'other_cluster' }), 0)
-  t.equal(series(text, 'db_replica_down_reason'), 12, 'six reasons a replica, always present')
+  t.equal(series(text, 'db_replica_down_reason'), 14, 'seven reasons a replica, always present')
   t.equal(sample(text, 'db_replica_lag_seconds', { replica: 'r2.internal:5432/screening' }), undefined, 'lag unknown while down')
 })
 

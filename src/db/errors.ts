@@ -34,7 +34,7 @@ export function isDatabaseUnavailable (error: unknown, depth = 0): boolean {
  * the primary's cluster: the read (or check) that needed it fails, and is run elsewhere.
  */
 export class ReplicaIdentityError extends Error {
-  constructor (readonly reason: 'other_cluster' | 'unverified', message: string) {
+  constructor (readonly reason: 'other_cluster' | 'other_database' | 'unverified', message: string) {
     super(message)
     this.name = 'ReplicaIdentityError'
   }

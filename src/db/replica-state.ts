@@ -22,13 +22,14 @@ export type ReplicaStatus = 'unknown' | 'up' | 'lagging' | 'down'
  * primary from then on); it replays another timeline than the primary's (it follows a
  * former primary, or has not caught up with a failover); it belongs to another cluster
  * than the primary's (its `system_identifier` differs: a standby of a restored copy, of a
- * staging cluster, a URL that points elsewhere); or which cluster it belongs to cannot be
+ * staging cluster, a URL that points elsewhere); its URL names another database of the
+ * primary's cluster (its database's oid differs); or which cluster it belongs to cannot be
  * told yet (the primary's identifier was never read: no replica is trusted until it is).
  */
-export type ReplicaDownReason = 'unreachable' | 'read_failed' | 'not_in_recovery' | 'timeline' | 'other_cluster' | 'unverified'
+export type ReplicaDownReason = 'unreachable' | 'read_failed' | 'not_in_recovery' | 'timeline' | 'other_cluster' | 'other_database' | 'unverified'
 
 /** Every reason, for metrics whose series should not come and go. */
-export const REPLICA_DOWN_REASONS: readonly ReplicaDownReason[] = ['unreachable', 'read_failed', 'not_in_recovery', 'timeline', 'other_cluster', 'unverified']
+export const REPLICA_DOWN_REASONS: readonly ReplicaDownReason[] = ['unreachable', 'read_failed', 'not_in_recovery', 'timeline', 'other_cluster', 'other_database', 'unverified']
 
 export interface ReplicaState {
   name: string

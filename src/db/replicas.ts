@@ -10,21 +10,30 @@ import type { ReplicaClient, ReplicaDownReason, ReplicaState, ReplicaStatus, Rep
 // adapter: rows.ts); see docs/operations.md.
 
 // A position means something only within one cluster, on the primary's timeline. Each check
-// reads the primary's `system_identifier` (pg_control_system(), executable by PUBLIC, like
-// pg_control_checkpoint) and each replica's: a replica of another cluster is down whatever its
-// position (another cluster's LSNs and timeline 1 say nothing about ours), and so is every
-// replica while the primary's identifier has never been read. Every replica connection is
-// also checked once as it opens (ReplicaSet.verifyConnection), before any read is sent on
-// it, so that a URL whose server changes between two checks never serves a read from another
-// cluster. A replica that is not in
+// reads the primary's identity, its `system_identifier` (pg_control_system(), executable by
+// PUBLIC, like pg_control_checkpoint) and its database's oid (which a physical standby shares),
+// and each replica's: a replica of another cluster is down whatever its position (another
+// cluster's LSNs and timeline 1 say nothing about ours), one whose URL names another database
+// of the cluster too (a staging copy beside production), and so is every replica while the
+// primary's identity has never been read. Every replica connection is also checked once as
+// it opens (ReplicaSet.verifyConnection), before any read is sent on it, so that a URL whose
+// server changes between two checks never serves a read from another cluster. A replica that is not in
 // recovery any more, or that replays another timeline, is down whatever its position. The
 // primary's timeline is exact (the name of its current WAL file begins with it); a standby's
 // is the timeline of its last restartpoint (pg_control_checkpoint), the one that needs no
 // privilege: a standby that did follow a failover onto the new timeline counts as down until
 // its next restartpoint (docs/operations.md). A wrong timeline is never taken as right.
-const PRIMARY_LSN_SQL = 'SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline, (pg_control_system()).system_identifier::text AS system'
-const REPLICA_LSN_SQL = 'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline, (pg_control_system()).system_identifier::text AS system'
-const SYSTEM_SQL = 'SELECT (pg_control_system()).system_identifier::text AS system'
+const IDENTITY = '(pg_control_system()).system_identifier::text AS system, (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS database'
+const PRIMARY_LSN_SQL = `SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline, ${IDENTITY}`
+const REPLICA_LSN_SQL = `SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline, ${IDENTITY}`
+const IDENTITY_SQL = `SELECT ${IDENTITY}`
+
+/** Which cluster, and which of its databases, a connection reaches. */
+interface Identity { system: string, database: string }
+
+/** Why a server with `seen` identity is not a replica of the primary's database, if it is not. */
+const mismatch = (seen: Identity, primary: Identity): 'other_cluster' | 'other_database' | undefined =>
+  seen.system !== primary.system ? 'other_cluster' : seen.database !== primary.database ? 'other_database' : undefined
 
 interface Member extends ReplicaClient, ReplicaState {}
 
@@ -38,8 +47,8 @@ export class ReplicaSet {
   private readonly positions = new PrimaryPositions()
   /** The primary's timeline at the last check that reached it. */
   private primaryTimeline: number | undefined
-  /** The primary's system_identifier at the last check that reached it. */
-  private primarySystem: string | undefined
+  /** The primary's identity at the last check that reached it. */
+  private primaryIdentity: Identity | undefined
   private readonly watchers = new Set<ReplicaWatcher>()
 
   constructor (replicas: ReplicaClient[], private readonly options: { primary: pg.Pool, maxLagMs: number, checkIntervalMs: number }) {
@@ -74,28 +83,29 @@ export class ReplicaSet {
   private async checkAll (): Promise<void> {
     // The primary unreachable: no new sample; replicas keep being judged against the last
     // ones (with no writes possible, what they have is as fresh as it gets).
-    const primary = await this.options.primary.query<{ lsn: string, timeline: string, system: string }>(PRIMARY_LSN_SQL).catch(() => undefined)
+    const primary = await this.options.primary.query<{ lsn: string, timeline: string } & Identity>(PRIMARY_LSN_SQL).catch(() => undefined)
     if (primary !== undefined) {
       this.positions.add(Date.now(), primary.rows[0]!.lsn)
       this.primaryTimeline = Number.parseInt(primary.rows[0]!.timeline, 16)
-      this.primarySystem = primary.rows[0]!.system
+      this.primaryIdentity = { system: primary.rows[0]!.system, database: primary.rows[0]!.database }
     }
     this.positions.forgetBefore(Date.now() - 2 * this.options.maxLagMs - 2 * this.options.checkIntervalMs)
     await Promise.all(this.members.map(async m => { await this.checkOne(m) }))
   }
 
   private async checkOne (member: Member): Promise<void> {
-    let replay: { standby: boolean, lsn: string | null, timeline: number | null, system: string }
+    let replay: { standby: boolean, lsn: string | null, timeline: number | null } & Identity
     try {
-      replay = (await member.pool.query<{ standby: boolean, lsn: string | null, timeline: number | null, system: string }>(REPLICA_LSN_SQL)).rows[0]!
+      replay = (await member.pool.query<{ standby: boolean, lsn: string | null, timeline: number | null } & Identity>(REPLICA_LSN_SQL)).rows[0]!
     } catch (error) {
       this.set(member, 'down', null, identityError(error)?.reason ?? 'unreachable')
       return
     }
     // The connection the check used may predate a change of identity: the identifier it
     // reads now is compared too (and the primary's may have changed: a restore elsewhere).
-    if (this.primarySystem === undefined) { this.set(member, 'down', null, 'unverified'); return }
-    if (replay.system !== this.primarySystem) { this.set(member, 'down', null, 'other_cluster'); return }
+    if (this.primaryIdentity === undefined) { this.set(member, 'down', null, 'unverified'); return }
+    const other = mismatch(replay, this.primaryIdentity)
+    if (other !== undefined) { this.set(member, 'down', null, other); return }
     if (!replay.standby) { this.set(member, 'down', null, 'not_in_recovery'); return }
     if (this.primaryTimeline !== undefined && replay.timeline !== this.primaryTimeline) { this.set(member, 'down', null, 'timeline'); return }
     const lagMs = this.positions.lagOf(replay.lsn)
@@ -128,14 +138,16 @@ export class ReplicaSet {
 
   /**
    * Run on every new connection of a replica's pool before it is used (pg-pool's onConnect):
-   * refused unless its server has the primary's system_identifier, as last read. One
-   * statement per connection opened, none per read.
+   * refused unless it reaches the primary's database in the primary's cluster, as last read.
+   * One statement per connection opened, none per read.
    */
   async verifyConnection (client: pg.ClientBase, name: string): Promise<void> {
-    const expected = this.primarySystem
+    const expected = this.primaryIdentity
     if (expected === undefined) throw new ReplicaIdentityError('unverified', `read replica ${name}: the primary's system_identifier is not known yet, so this replica cannot be told to belong to its cluster`)
-    const system = (await client.query<{ system: string }>(SYSTEM_SQL)).rows[0]!.system
-    if (system !== expected) throw new ReplicaIdentityError('other_cluster', `read replica ${name}: system_identifier ${system}, the primary's is ${expected}: a server of another cluster`)
+    const seen = (await client.query<Identity>(IDENTITY_SQL)).rows[0]!
+    const other = mismatch(seen, expected)
+    if (other === 'other_cluster') throw new ReplicaIdentityError(other, `read replica ${name}: system_identifier ${seen.system}, the primary's is ${expected.system}: a server of another cluster`)
+    if (other === 'other_database') throw new ReplicaIdentityError(other, `read replica ${name}: database oid ${seen.database}, the primary's is ${expected.database}: another database of the primary's cluster`)
   }
 
   clients (): ReplicaClient[] {

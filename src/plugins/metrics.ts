@@ -91,7 +91,7 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   // eslint-disable-next-line no-new
   new Gauge({
     name: 'db_replica_down_reason',
-    help: 'Why each read replica is down: 1 on the current reason (unreachable, read_failed, not_in_recovery: promoted or detached, timeline: not on the primary\'s timeline, other_cluster: a server of another cluster than the primary\'s, unverified: the primary\'s cluster not known yet), all 0 unless down.',
+    help: 'Why each read replica is down: 1 on the current reason (unreachable, read_failed, not_in_recovery: promoted or detached, timeline: not on the primary\'s timeline, other_cluster: a server of another cluster than the primary\'s, other_database: another database of the primary\'s cluster, unverified: the primary\'s cluster not known yet), all 0 unless down.',
     labelNames: ['replica', 'reason'] as const,
     registers: [register],
     collect () {

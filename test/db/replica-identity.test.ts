@@ -33,6 +33,7 @@ const CHECK_MS = 200
 const TOKEN = 'metrics-token-metrics-token'
 const TITLE_A = 'title on the primary\'s cluster'
 const TITLE_B = 'title on another cluster'
+const TITLE_STAGING = 'title in another database of the primary\'s cluster'
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 async function until (what: string, condition: () => Promise<boolean> | boolean, limitMs: number): Promise<number> {
@@ -145,6 +146,28 @@ t.test('a standby of another cluster is not a replica; a standby of the primary\
     t.match((await app.inject({ url: '/health/ready', headers: { authorization: `Bearer ${TOKEN}` } })).json(), { status: 'ok', databases: { replicas: [{ name: own, status: 'up' }, { name: other, status: 'down', reason: 'other_cluster' }] } }, 'readiness detail')
     t.match(logs.filter(l => l.replica === other), [{ level: 40, previous: 'unknown', status: 'down', reason: 'other_cluster' }], 'logged at warn, once')
     figures.push(`both checked ${checked.toFixed(0)} ms after start: ${app.database.replicas().map(r => `${r.name === own ? 'A' : 'B'}'s standby ${r.status}${r.reason === null ? '' : ` (${r.reason})`}`).join(', ')}; 40 reads answered ${JSON.stringify(Object.fromEntries(titles))}`)
+  })
+
+  await t.test('a replica URL naming another database of the primary\'s standby: no read from it', async t => {
+    // A staging copy beside production in A's cluster: A's standby replays it too.
+    await query(a.primaryUrl('postgres'), 'CREATE DATABASE screening_staging')
+    await psql('psql', [a.primaryUrl('screening_staging'), '-q', '-v', 'ON_ERROR_STOP=1', '-f', dump])
+    await query(a.primaryUrl('screening_staging'), 'UPDATE jobs SET title = $2 WHERE id = $1', [job.id, TITLE_STAGING])
+    await until('A\'s standby has replayed the staging copy', async () => (await query<{ title: string }>(a.standbyUrl('screening_staging'), 'SELECT title FROM jobs WHERE id = $1', [job.id]).catch(() => []))[0]?.title === TITLE_STAGING, 10_000)
+    const app = await appWith([a.standbyUrl('screening_staging'), a.standbyUrl('screening')])
+    const [staging, own] = app.database.replicas().map(r => r.name) as [string, string]
+    await until('both replicas are checked', () => app.database.replicas().every(r => r.status !== 'unknown'), 5000)
+    await sleep(3 * CHECK_MS)
+    t.match(app.database.replicas(), [{ name: staging, status: 'down', reason: 'other_database' }, { name: own, status: 'up', reason: null }], `the staging database down, other_database; production's up (${JSON.stringify(app.database.replicas())})`)
+    const titles = new Map<string, number>()
+    for (let i = 0; i < 40; i++) {
+      const seen = await title(app)
+      titles.set(seen, (titles.get(seen) ?? 0) + 1)
+    }
+    t.same([...titles.keys()], [TITLE_A], `40 reads, every one from the primary's database: ${JSON.stringify(Object.fromEntries(titles))}`)
+    const stagingSessions = (await query<{ n: number }>(a.standbyUrl('postgres'), "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'screening-read-api:replica' AND datname = 'screening_staging'"))[0]!.n
+    t.equal(stagingSessions, 0, 'no connection of the app stays open on the staging database')
+    figures.push(`replica URL naming another database of A's standby: ${app.database.replicas().map(r => `${r.name === own ? 'production' : 'staging'} ${r.status}${r.reason === null ? '' : ` (${r.reason})`}`).join(', ')}; 40 reads ${JSON.stringify(Object.fromEntries(titles))}`)
   })
 
   await t.test('a replica URL whose server becomes a standby of another cluster: no read from it', async t => {
