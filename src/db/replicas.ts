@@ -17,12 +17,13 @@ import type { ReplicaClient, ReplicaDownReason, ReplicaState, ReplicaStatus, Rep
 // of the cluster too (a staging copy beside production), and so is every replica while the
 // primary's identity has never been read. Every replica connection is also checked once as
 // it opens (ReplicaSet.verifyConnection), before any read is sent on it, so that a URL whose
-// server changes between two checks never serves a read from another cluster. A replica that is not in
-// recovery any more, or that replays another timeline, is down whatever its position. The
-// primary's timeline is exact (the name of its current WAL file begins with it); a standby's
-// is the timeline of its last restartpoint (pg_control_checkpoint), the one that needs no
-// privilege: a standby that did follow a failover onto the new timeline counts as down until
-// its next restartpoint (docs/operations.md). A wrong timeline is never taken as right.
+// server changes between two checks never serves a read from another cluster. A replica that
+// is not in recovery any more, or that replays another timeline, is down whatever its
+// position. The primary's timeline is exact (the name of its current WAL file begins with
+// it); a standby's is the timeline of its last restartpoint (pg_control_checkpoint), the one
+// that needs no privilege: a standby that did follow a failover onto the new timeline counts
+// as down until its next restartpoint (docs/operations.md). A wrong timeline is never taken
+// as right.
 const IDENTITY = '(pg_control_system()).system_identifier::text AS system, (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS database'
 const PRIMARY_LSN_SQL = `SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline, ${IDENTITY}`
 const REPLICA_LSN_SQL = `SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline, ${IDENTITY}`
