@@ -403,14 +403,14 @@ AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM new_jobs
-    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false;
+    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false WHERE job_changes.analytics_only;
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO job_changes (organization_id, job_id) SELECT DISTINCT organization_id, id FROM old_jobs
-    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false;
+    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false WHERE job_changes.analytics_only;
   ELSE
     INSERT INTO job_changes (organization_id, job_id)
     SELECT organization_id, id FROM old_jobs UNION SELECT organization_id, id FROM new_jobs
-    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false;
+    ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false WHERE job_changes.analytics_only;
   END IF;
   RETURN NULL;
 END
