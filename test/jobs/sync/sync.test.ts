@@ -1,5 +1,5 @@
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../../helpers/fixtures.js'
 import { foldScreenStats, verifyScreenStats } from '../../../src/admin/screen-stats.js'
@@ -34,6 +34,12 @@ const prune = async (retentionSeconds: number): Promise<number> => (await prisma
   prisma.$queryRaw<Array<{ removed: number }>>`SELECT prune_job_changes(${retentionSeconds}::int) AS removed`,
 ]))[1][0]!.removed
 const ids = (mirror: Mirror): string[] => [...mirror.jobs.keys()].sort()
+/** `token` answers 410 sync_token_expired (the SDK walks again). */
+const expectExpired = async (t: Test, token: string, message = 'a 410'): Promise<void> => {
+  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(token)}`)
+  t.equal(res.statusCode, 410, message)
+  t.equal(res.json().code, 'sync_token_expired')
+}
 
 t.test('a walk without status ends with a sync token; nothing changed since: an empty sync with a new token', async t => {
   const first = (await get('/api/jobs?limit=3')).json()
@@ -158,9 +164,7 @@ t.test('a token older than the change log kept answers 410 sync_token_expired; a
   await prisma.$executeRaw`UPDATE job_changes SET logged_at = logged_at - interval '2 hours'`
   const removed = await prune(0)
   t.ok(removed > 0, `the retention removed ${removed} rows`)
-  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(old)}`)
-  t.equal(res.statusCode, 410)
-  t.equal(res.json().code, 'sync_token_expired')
+  await expectExpired(t, old)
   const fresh = await walkThenSync(app, acme.auth)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(fresh.token)}`)).statusCode, 200)
 })
@@ -169,9 +173,7 @@ t.test('expire-sync-tokens (after a restore or a lossy failover): every earlier 
   const before = await walkThenSync(app, acme.auth)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)).statusCode, 200)
   await expireSyncTokens(prisma)
-  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)
-  t.equal(res.statusCode, 410)
-  t.equal(res.json().code, 'sync_token_expired')
+  await expectExpired(t, before.token)
   const after = await walkThenSync(app, acme.auth)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(after.token)}`)).statusCode, 200)
 })
@@ -230,18 +232,14 @@ t.test('a token whose snapshot lies ahead of the server\'s (the database went ba
   const payload = payloadOf(token)
   const xmax = BigInt(String(payload.x).split(':')[1]!)
   const ahead = signer.seal({ ...payload, x: `${xmax + 1_000_000n}:${xmax + 1_000_000n}:` })
-  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(ahead)}`)
-  t.equal(res.statusCode, 410)
-  t.equal(res.json().code, 'sync_token_expired')
+  await expectExpired(t, ahead)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(token)}`)).statusCode, 200, 'the same token at its own point: 200')
 })
 
 t.test('tokens and walk cursors of the release before (no database history): 410, never 400 or 500', async t => {
   const { token } = await walkThenSync(app, acme.auth)
   const { h: _, ...before } = payloadOf(token)
-  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(signer.seal(before))}`)
-  t.equal(res.statusCode, 410, 'a token without its history')
-  t.equal(res.json().code, 'sync_token_expired')
+  await expectExpired(t, signer.seal(before), 'a token without its history')
   const page1 = (await get('/api/jobs?limit=2')).json()
   const { h: __, ...cursorBefore } = payloadOf(page1.next_cursor)
   let cursor: string | null = signer.seal(cursorBefore)
@@ -316,9 +314,7 @@ t.test('a key that cannot read analytics (scope or plan) is told only of changes
   }
   // The jobs-only key's syncs skipped changes its organization's other keys read: a key that
   // reads analytics gets 410 for its token (its partner walks again, and fetches them).
-  const res = await get(`/api/jobs?changed_since=${encodeURIComponent(mirrors.jobsOnly.token)}`)
-  t.equal(res.statusCode, 410, 'a token whose syncs skipped analytics, with a key that reads them')
-  t.equal(res.json().code, 'sync_token_expired')
+  await expectExpired(t, mirrors.jobsOnly.token, 'a token whose syncs skipped analytics, with a key that reads them')
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(mirrors.jobsOnly.token)}`, jobsOnly)).statusCode, 200, 'with the key that made it: 200')
 })
 
