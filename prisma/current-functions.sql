@@ -7,6 +7,7 @@ CREATE OR REPLACE FUNCTION public.adopt_database_history()
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
+ SET "screening.change_log_upkeep" TO 'on'
 AS $function$
 BEGIN
   IF (SELECT history FROM job_changes_horizon) IS NOT DISTINCT FROM database_history() THEN RETURN false; END IF;
@@ -14,6 +15,19 @@ BEGIN
   UPDATE job_changes_horizon SET pruned_through = pg_current_xact_id(), history = database_history(),
     generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int;
   RETURN true;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.change_log_lost()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+  IF TG_OP = 'DELETE' AND current_setting('screening.change_log_upkeep', true) = 'on' THEN RETURN NULL; END IF;
+  PERFORM expire_sync_tokens();
+  RETURN NULL;
 END
 $function$;
 
@@ -112,6 +126,8 @@ DECLARE
   moved int;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(8146720561340517) THEN RETURN 0; END IF;
+  -- The changes writers left for the log (job_changes_pending_log logs them as they go).
+  DELETE FROM job_changes_pending;
   max_deltas := least(greatest(max_deltas, 1), 100000);
   -- Deltas of deleted jobs (their summaries went with them).
   DELETE FROM screen_summary_deltas d WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = d.job_id);
@@ -180,6 +196,27 @@ BEGIN
   )
   SELECT count(*)::int INTO moved FROM moved;
   RETURN moved;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.job_changes_pending_log()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+  me xid8 := pg_current_xact_id();
+BEGIN
+  INSERT INTO job_changes AS c (organization_id, xid, job_id, analytics_only)
+  SELECT j.organization_id, p.xid, p.job_id, bool_and(p.analytics_only)
+  FROM gone_pending p JOIN jobs j ON j.id = p.job_id
+  WHERE p.xid <> me
+  GROUP BY j.organization_id, p.xid, p.job_id
+  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = false
+    WHERE c.analytics_only AND NOT excluded.analytics_only;
+  INSERT INTO job_changes_pending (job_id, analytics_only) SELECT job_id, analytics_only FROM gone_pending WHERE xid = me;
+  RETURN NULL;
 END
 $function$;
 
@@ -426,18 +463,6 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.jobs_truncated_expire_sync_tokens()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'public', 'pg_temp'
-AS $function$
-BEGIN
-  PERFORM expire_sync_tokens();
-  RETURN NULL;
-END
-$function$;
-
 CREATE OR REPLACE FUNCTION public.load_zone_rules(rules text)
  RETURNS text
  LANGUAGE plpgsql
@@ -473,17 +498,16 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.log_job_changes_locked(job_ids uuid[], analytics_only boolean DEFAULT false)
+CREATE OR REPLACE FUNCTION public.log_job_changes_later(job_ids uuid[], analytics_only boolean DEFAULT false)
  RETURNS void
  LANGUAGE sql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
-  WITH locked AS (
-    SELECT id, organization_id FROM jobs WHERE job_ids IS NULL OR id = ANY (job_ids) ORDER BY id FOR SHARE
-  )
-  INSERT INTO job_changes AS c (organization_id, job_id, analytics_only) SELECT organization_id, id, log_job_changes_locked.analytics_only FROM locked
-  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only
+  INSERT INTO job_changes_pending (job_id, analytics_only)
+  SELECT j, log_job_changes_later.analytics_only FROM unnest(job_ids) j WHERE job_ids IS NOT NULL
+  UNION ALL
+  SELECT id, log_job_changes_later.analytics_only FROM jobs WHERE job_ids IS NULL
 $function$;
 
 CREATE OR REPLACE FUNCTION public.malformed_job_completion_boundaries(job_ids uuid[] DEFAULT NULL::uuid[])
@@ -529,6 +553,7 @@ CREATE OR REPLACE FUNCTION public.prune_job_changes(retention_seconds integer, m
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
+ SET "screening.change_log_upkeep" TO 'on'
 AS $function$
 DECLARE
   expired xid8;
@@ -575,11 +600,11 @@ CREATE OR REPLACE FUNCTION public.questions_log_changes()
 AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM new_questions));
+    PERFORM log_job_changes_later(ARRAY(SELECT DISTINCT job_id FROM new_questions));
   ELSIF TG_OP = 'DELETE' THEN
-    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM old_questions));
+    PERFORM log_job_changes_later(ARRAY(SELECT DISTINCT job_id FROM old_questions));
   ELSE
-    PERFORM log_job_changes_locked(ARRAY(SELECT job_id FROM old_questions UNION SELECT job_id FROM new_questions));
+    PERFORM log_job_changes_later(ARRAY(SELECT job_id FROM old_questions UNION SELECT job_id FROM new_questions));
   END IF;
   RETURN NULL;
 END
@@ -640,8 +665,8 @@ BEGIN
   )
   SELECT array_agg(c.job_id) FILTER (WHERE c.shown), array_agg(c.job_id) FILTER (WHERE c.figures AND NOT c.shown)
   INTO shown_changed, analytics_changed FROM compared c;
-  PERFORM log_job_changes_locked(coalesce(shown_changed, '{}'));
-  PERFORM log_job_changes_locked(coalesce(analytics_changed, '{}'), true);
+  PERFORM log_job_changes_later(coalesce(shown_changed, '{}'));
+  PERFORM log_job_changes_later(coalesce(analytics_changed, '{}'), true);
 END
 $function$;
 
@@ -699,9 +724,10 @@ BEGIN
   WHERE d.xid <> me
   GROUP BY j.organization_id, d.xid, d.job_id
   ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only;
-  -- This transaction's own (not committed: nothing orders a move after it), locked.
+  -- This transaction's own (not committed: nothing orders a move after it): for the fold to
+  -- log once it has committed, as a question's write.
   IF EXISTS (SELECT FROM gone_deltas WHERE xid = me) THEN
-    PERFORM log_job_changes_locked(ARRAY(SELECT DISTINCT job_id FROM gone_deltas WHERE xid = me));
+    PERFORM log_job_changes_later(ARRAY(SELECT DISTINCT job_id FROM gone_deltas WHERE xid = me));
   END IF;
   RETURN NULL;
 END
@@ -862,7 +888,7 @@ CREATE OR REPLACE FUNCTION public.truncate_log_changes()
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
-  PERFORM log_job_changes_locked(NULL);
+  PERFORM log_job_changes_later(NULL);
   RETURN NULL;
 END
 $function$;
@@ -894,18 +920,26 @@ $function$;
 -- Triggers
 
 CREATE TRIGGER api_keys_caller_change AFTER DELETE OR UPDATE OF revoked_at, expires_at, hash, user_id, scopes OR TRUNCATE ON public.api_keys FOR EACH STATEMENT EXECUTE FUNCTION notify_caller_change();
+CREATE TRIGGER job_changes_delete_expire_sync_tokens AFTER DELETE ON public.job_changes FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
+CREATE TRIGGER job_changes_moved_expire_sync_tokens AFTER UPDATE OF organization_id, xid, job_id ON public.job_changes FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
+CREATE TRIGGER job_changes_truncate_expire_sync_tokens AFTER TRUNCATE ON public.job_changes FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
+CREATE TRIGGER job_changes_pending_log AFTER DELETE ON public.job_changes_pending REFERENCING OLD TABLE AS gone_pending FOR EACH STATEMENT EXECUTE FUNCTION job_changes_pending_log();
+CREATE TRIGGER job_changes_pending_moved_expire_sync_tokens AFTER UPDATE OF xid, job_id ON public.job_changes_pending FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
+CREATE TRIGGER job_changes_pending_truncate_expire_sync_tokens AFTER TRUNCATE ON public.job_changes_pending FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
 CREATE TRIGGER jobs_drop_summary_deltas AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_jobs FOR EACH STATEMENT EXECUTE FUNCTION jobs_drop_summary_deltas();
 CREATE TRIGGER jobs_id_never_changes BEFORE UPDATE OF id ON public.jobs FOR EACH ROW WHEN ((old.id IS DISTINCT FROM new.id)) EXECUTE FUNCTION jobs_refuse_id_change();
 CREATE TRIGGER jobs_log_changes_delete AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_jobs FOR EACH STATEMENT EXECUTE FUNCTION jobs_log_changes();
 CREATE TRIGGER jobs_log_changes_insert AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION jobs_log_changes();
 CREATE TRIGGER jobs_log_changes_update AFTER UPDATE ON public.jobs REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION jobs_log_changes();
-CREATE TRIGGER jobs_truncate_expire_sync_tokens AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION jobs_truncated_expire_sync_tokens();
+CREATE TRIGGER jobs_truncate_expire_sync_tokens AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
 CREATE TRIGGER organizations_caller_change AFTER DELETE OR UPDATE OF id, name, plan, subscription_status, current_period_end OR TRUNCATE ON public.organizations FOR EACH STATEMENT EXECUTE FUNCTION notify_caller_change();
 CREATE TRIGGER questions_log_changes_delete AFTER DELETE ON public.questions REFERENCING OLD TABLE AS old_questions FOR EACH STATEMENT EXECUTE FUNCTION questions_log_changes();
 CREATE TRIGGER questions_log_changes_insert AFTER INSERT ON public.questions REFERENCING NEW TABLE AS new_questions FOR EACH STATEMENT EXECUTE FUNCTION questions_log_changes();
 CREATE TRIGGER questions_log_changes_update AFTER UPDATE ON public.questions REFERENCING OLD TABLE AS old_questions NEW TABLE AS new_questions FOR EACH STATEMENT EXECUTE FUNCTION questions_log_changes();
 CREATE TRIGGER questions_log_truncate AFTER TRUNCATE ON public.questions FOR EACH STATEMENT EXECUTE FUNCTION truncate_log_changes();
 CREATE TRIGGER screen_summary_deltas_log_changes AFTER DELETE ON public.screen_summary_deltas REFERENCING OLD TABLE AS gone_deltas FOR EACH STATEMENT EXECUTE FUNCTION screen_summary_deltas_log_changes();
+CREATE TRIGGER screen_summary_deltas_moved_expire_sync_tokens AFTER UPDATE OF xid, job_id ON public.screen_summary_deltas FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
+CREATE TRIGGER screen_summary_deltas_truncate_expire_sync_tokens AFTER TRUNCATE ON public.screen_summary_deltas FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
 CREATE TRIGGER screens_log_truncate AFTER TRUNCATE ON public.screens FOR EACH STATEMENT EXECUTE FUNCTION truncate_log_changes();
 CREATE TRIGGER screens_summaries_truncate AFTER TRUNCATE ON public.screens FOR EACH STATEMENT EXECUTE FUNCTION screens_maintain_summaries();
 CREATE TRIGGER screens_summary_deltas_delete AFTER DELETE ON public.screens REFERENCING OLD TABLE AS old_screens FOR EACH STATEMENT EXECUTE FUNCTION screens_append_summary_deltas();

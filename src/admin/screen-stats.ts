@@ -125,10 +125,10 @@ async function repair (prisma: Prisma, deadline: Deadline, jobIds: string[]): Pr
       SELECT job_id, bucket, in_progress, completed, expired, scored, score_sum, summaries_clock() FROM screen_summary_corrections($1::uuid[])`, jobIds)
     // Their weekly figures may have changed (a malformed window or segment dropped appends no
     // delta; the corrections' deltas are logged by the fold): a partner's next sync reports
-    // them, to the keys that read analytics, each under its organization read FOR SHARE, as a
-    // write's trigger reads it, so that a job moving meanwhile is logged where it ends up
-    // (docs/sync-design.md, "Moves").
-    await tx.$executeRawUnsafe('SELECT log_job_changes_locked($1::uuid[], true)', jobIds)
+    // them, to the keys that read analytics, each under the organization the fold reads once
+    // this has committed, as a question's write, so that a job moving meanwhile is logged where
+    // it ends up (docs/sync-design.md, "Moves").
+    await tx.$executeRawUnsafe('SELECT log_job_changes_later($1::uuid[], true)', jobIds)
   })
 }
 

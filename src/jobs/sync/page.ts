@@ -46,8 +46,9 @@ const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-00
  * transaction is not visible in it), in the order of the change log's entries (transaction,
  * job) after `after`: from the change log (job_changes) and the screens' deltas not folded
  * into it yet, which the fold moves into the log in one commit, with the same transaction and
- * job, so at the same place in that order. One statement, so one snapshot for the log, the
- * deltas and the jobs. Without `analytics` (a key that cannot read analytics), only the
+ * job, so at the same place in that order; likewise the changes writers left pending (a
+ * question's write: job_changes_pending). One statement, so one snapshot for the log, the
+ * deltas, the pending changes and the jobs. Without `analytics` (a key that cannot read analytics), only the
  * changes of what a job's item shows.
  *
  * What it reads is bounded by the page: the entries after the token are those of transactions
@@ -57,8 +58,8 @@ const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-00
  * 20261125140000_job_changes). Each is an index range of the organization's log from `after`
  * on, read for `limit + 1` entries at most (the collapsed rows through a partial index of
  * their own), so a page never reads the entries visible in the token that lie between its
- * xmin and xmax, nor those of earlier pages. The unfolded deltas of every organization are
- * read whole (few: the fold runs every second).
+ * xmin and xmax, nor those of earlier pages. The unfolded deltas and pending changes of every
+ * organization are read whole (few: the fold runs every second).
  */
 export async function syncPage (reader: SqlReader, organizationId: string, options: { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition, analytics: boolean }): Promise<SyncPage> {
   const limit = pageSize(options.limit)
@@ -81,13 +82,18 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
   const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
   const rows = await reader.rows(SyncPageRow, PrismaSql.sql`
     WITH
-    -- Every organization's, filtered first: the deltas not folded yet are few (the fold runs
-    -- every second), the organization's jobs may be many.
+    -- Every organization's, filtered first: the deltas and the pending changes not folded yet
+    -- are few (the fold runs every second), the organization's jobs may be many.
     fresh_deltas AS MATERIALIZED (
       SELECT d.xid, d.job_id FROM screen_summary_deltas d
       WHERE d.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(d.xid, ${token}) AND ${from('d')}
       GROUP BY d.xid, d.job_id
       ${options.analytics ? PrismaSql.empty : PrismaSql.sql`HAVING sum(d.in_progress + d.completed + d.expired) <> 0 OR sum(d.scored) <> 0 OR sum(d.score_sum) <> 0`}
+      UNION
+      SELECT p.xid, p.job_id FROM job_changes_pending p
+      WHERE p.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(p.xid, ${token}) AND ${from('p')}
+      GROUP BY p.xid, p.job_id
+      ${options.analytics ? PrismaSql.empty : PrismaSql.sql`HAVING NOT bool_and(p.analytics_only)`}
     ),
     positions AS MATERIALIZED (
       SELECT DISTINCT xid, job_id FROM (
