@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
 import { applyMigrations } from '../../src/db/migrations.js'
+import { SignedJson } from '../../src/signed-json.js'
 import { serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
@@ -220,6 +221,52 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     await until('the standby replayed the commit', async () => (await control.query('SELECT title FROM jobs WHERE id = $1', [other.id])).rows[0]?.title === 'held open', 5000)
     const after = await list(`changed_since=${encodeURIComponent(during.sync_token!)}`)
     t.ok(after.data.some(j => j.id === other.id && j.title === 'held open'), 'the transaction open during the walk is reported')
+  })
+
+  await t.test('a token ahead of the standby (made on the primary): the page is read on the primary; a token ahead of the primary: 410', async t => {
+    await writeAndReplay()
+    const later = await createJob(owner.prisma, tenant, { title: 'changed after the token' })
+    await writeAndReplay()
+    // An instance whose bound on lag keeps the paused standby in use (it sees it up first),
+    // and one that reads the primary only, where the token is made.
+    const patientConfig = loadConfig({ ...Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)])), REPLICA_MAX_LAG_MS: '600000' })
+    const patientApp = await buildApp({ config: patientConfig, database: openServerDatabase(config.DATABASE_URL!, patientConfig, { replicaUrls: [config.DATABASE_REPLICA_URLS] }) })
+    t.teardown(() => patientApp.close())
+    await until('its replica is up', async () => patientApp.database.replicas()[0]!.status === 'up', 5000)
+    const primaryApp = await buildApp({ config, database: openServerDatabase(config.DATABASE_URL!, config) })
+    t.teardown(() => primaryApp.close())
+    const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
+    await control.connect()
+    t.teardown(async () => { await control.query('SELECT pg_wal_replay_resume()').catch(() => {}); await control.end() })
+    await pauseReplay(control)
+
+    await owner.prisma.$executeRaw`UPDATE jobs SET title = 'seen by the token' WHERE id = ${job.id}::uuid`
+    const walk = async (on: typeof app, query: string): Promise<{ statusCode: number, body: { data: Array<{ id: string, title: string }>, sync_token: string | null, code?: string } }> => {
+      const res = await on.inject({ url: `/api/jobs?${query}`, headers: tenant.auth })
+      return { statusCode: res.statusCode, body: res.json() }
+    }
+    const token = (await walk(primaryApp, 'limit=100')).body.sync_token!
+    await owner.prisma.$executeRaw`UPDATE jobs SET title = 'changed after the token, on the primary' WHERE id = ${later.id}::uuid`
+    const countOf = async (): Promise<number> => (await patientApp.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })).json().interview_count
+    const before = await countOf()
+    await createScreens(owner.prisma, job.id, [{ status: 'expired' }])
+    t.equal(await countOf(), before, 'the paused standby takes this instance\'s reads (a screen it has not replayed is not counted)')
+
+    const sync = await walk(patientApp, `changed_since=${encodeURIComponent(token)}`)
+    t.equal(sync.statusCode, 200)
+    t.same(sync.body.data.map(j => [j.id, j.title]).sort(), [[job.id, 'seen by the token'], [later.id, 'changed after the token, on the primary']].sort(),
+      'the page came from the primary: it has the changes the standby has not replayed (a title, and a screen of the other job)')
+    t.equal(patientApp.database.replicas()[0]!.status, 'up', 'the standby stays in use: behind the token, not broken')
+
+    const { payload, sealed } = { payload: JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as Record<string, unknown>, sealed: new SignedJson('x'.repeat(32)) }
+    const xmax = BigInt(String(payload.x).split(':')[1]!)
+    const ahead = sealed.seal({ ...payload, x: `${xmax + 1_000_000n}:${xmax + 1_000_000n}:` })
+    const expired = await walk(patientApp, `changed_since=${encodeURIComponent(ahead)}`)
+    t.equal(expired.statusCode, 410, 'a token ahead of the primary too (the database went back): 410, whichever server was asked first')
+    t.equal(expired.body.code, 'sync_token_expired')
+    await control.query('SELECT pg_wal_replay_resume()')
+    await until('the replica is back in use', async () => replicaState().status === 'up', 5000)
+    figures.push('a token ahead of the paused standby: its sync page read on the primary (the change after the token reported), the standby kept in use; a token ahead of the primary: 410')
   })
 
   await t.test('the replica stopped under load: every answer a 200, then reads return to it', async t => {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { ReadElsewhere } from '../../db/errors.js'
 import { OrNull, OrNullColumns } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
@@ -35,8 +36,18 @@ const SyncPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.O
   hasMore: Type.Boolean(),
   prunedPast: Type.Boolean(),
   ahead: Type.Boolean(),
+  onStandby: Type.Boolean(),
   ...StatementPointColumns,
 })])
+
+/**
+ * The token saw transactions this standby has not replayed: whether the database went back
+ * since (a lossy failover, a restore: 410) only the primary can tell, so the page is read on
+ * another replica that has them, or the primary.
+ */
+export class TokenAheadOfReplica extends ReadElsewhere {
+  constructor () { super('the sync token is ahead of this replica') }
+}
 
 // Before every entry of the log (no transaction has id 0, no job the nil uuid).
 const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-000000000000' }
@@ -111,10 +122,11 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
              (SELECT xid::text FROM page WHERE place = ${limit}) AS "nextXid",
              (SELECT job_id::text FROM page WHERE place = ${limit}) AS "nextJob",
              (SELECT h.pruned_through >= ${seen.xmin.toString()}::xid8 FROM job_changes_horizon h) AS "prunedPast",
-             -- On the primary, a token can only be behind the server's snapshot: ahead, the
-             -- database went back (a restore, a lossy failover) and may hand its transactions'
-             -- ids out again. A standby may lag behind a token another server made.
-             (NOT pg_is_in_recovery() AND ${seen.xmax.toString()}::xid8 > pg_snapshot_xmax(pg_current_snapshot())) AS ahead
+             -- A token can only be behind the primary's snapshot: ahead, the database went back
+             -- (a restore, a lossy failover) and may hand its transactions' ids out again. A
+             -- standby may only lag behind it: the page is read elsewhere (TokenAheadOfReplica).
+             ${seen.xmax.toString()}::xid8 > pg_snapshot_xmax(pg_current_snapshot()) AS ahead,
+             pg_is_in_recovery() AS "onStandby"
       FROM (${SYNC_POINT(true)}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
@@ -126,6 +138,7 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
     ) r ON true
     ORDER BY r.first`)
   const meta = rows[0]!
+  if (meta.ahead && meta.onStandby) throw new TokenAheadOfReplica()
   const listed = rows.filter(row => row.changedId !== null)
   return {
     jobs: listed.filter(row => row.id !== null).map(row => withStats(row as JobWithStatsRow)),
