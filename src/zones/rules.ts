@@ -21,7 +21,7 @@ export const PACKAGED_RULES_FILE = require.resolve('moment-timezone/data/packed/
 
 interface PackedData { version: string, zones: string[], links: string[] }
 
-/** One zone's rules from 1900 on: the instants its UTC offset changes, and the offsets. */
+/** One zone's rules from 1900 to 3000: the instants its UTC offset changes, and the offsets. */
 export interface ZoneTransitions {
   /** Epoch seconds, ascending; each one changes the offset. */
   transitions: number[]
@@ -66,6 +66,38 @@ export function zoneTransitions (zone: { offsets: number[], untils: number[] }):
   return { transitions, offsets }
 }
 
+// Completion times end before 3000 (screens_completed_at_placeable), and so do the weeks a
+// caller may ask for; moment-timezone's data ends in 2499. Past it, a zone keeps its last
+// rule (IANA's rules are yearly, "last Sunday of March"), and the Gregorian calendar repeats
+// every 400 years, which are a whole number of weeks: a zone whose changes reach the data's
+// last year changes at the same instants plus 400 years, 800 years. The copied years are
+// 2100 to 2499, after every rule change tzdata schedules (Morocco's end in 2087); a data file
+// that ends earlier cannot be extended so and is refused (docs/decisions.md, "Zone rules").
+const UNTIL = Date.UTC(3000, 0, 1) / 1000
+const CYCLE = 146_097 * 86_400
+const COPIED_FROM = Date.UTC(2100, 0, 1) / 1000
+const DATA_MUST_REACH = 2499
+
+/**
+ * `zone` extended to the year 3000 by its last 400 years of changes (every one's offsets as
+ * there); unchanged when its changes end before `dataEnd`, the year the file's data ends in.
+ */
+export function extendToYear3000 (zone: ZoneTransitions, dataEnd: number): ZoneTransitions {
+  const last = zone.transitions.at(-1)
+  if (last === undefined || new Date(last * 1000).getUTCFullYear() < dataEnd) return zone
+  const transitions = [...zone.transitions]
+  const offsets = [...zone.offsets]
+  for (let k = transitions.findIndex(t => t >= COPIED_FROM); k >= 0 && transitions[k]! + CYCLE < UNTIL; k++) {
+    const copy = transitions[k]! + CYCLE
+    if (copy <= transitions.at(-1)!) continue
+    // The offset before the copy must be the one before its original: the rules repeat.
+    if (offsets.at(-1) !== offsets[k]) throw new Error(`the changes of a zone do not repeat after 400 years at ${new Date(copy * 1000).toISOString()}`)
+    transitions.push(copy)
+    offsets.push(offsets[k + 1]!)
+  }
+  return { transitions, offsets }
+}
+
 // The summaries (docs/summaries-design.md) keep completions since 1980 by UTC segment (Monday
 // 12:00 to Sunday 10:00) and by quarter hour in each boundary window (Sunday 10:00 to Monday
 // 12:00). A zone's weeks can be read from them exactly when, since 1980, its offsets stay
@@ -94,6 +126,15 @@ export function readZoneRules (file: string): ZoneRules {
   for (const entry of packed.zones) {
     const zone = momentTz.tz.unpack(entry)
     zones.set(zone.name, zoneTransitions(zone))
+  }
+  const dataEnd = Math.max(...[...zones.values()].map(z => new Date((z.transitions.at(-1) ?? 0) * 1000).getUTCFullYear()))
+  if (dataEnd < DATA_MUST_REACH) throw new Error(`${file}: its rules end in ${dataEnd}; completions until 3000 need them to ${DATA_MUST_REACH} at least`)
+  for (const [name, zone] of zones) {
+    try {
+      zones.set(name, extendToYear3000(zone, dataEnd))
+    } catch (error) {
+      throw new Error(`${file}: ${name}: ${(error as Error).message}`)
+    }
   }
   // Names by lower case: IANA's names differ in more than case, and callers' spellings vary.
   const byName = new Map<string, string>()
