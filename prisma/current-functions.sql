@@ -463,6 +463,22 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.keep_zone_rules(set_id text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+  kept boolean;
+BEGIN
+  UPDATE zone_rule_sets SET used_at = now() WHERE id = set_id;
+  kept := FOUND;
+  DELETE FROM zone_rule_sets WHERE used_at < now() - interval '1 day' AND id <> set_id;
+  RETURN kept;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.load_zone_rules(rules text)
  RETURNS text
  LANGUAGE plpgsql

@@ -21,6 +21,7 @@ import requestLimitsPlugin from './plugins/request-limits.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
 import summaryFoldPlugin from './plugins/summary-fold.js'
 import changeLogPrunePlugin from './plugins/change-log-prune.js'
+import zoneRulesUpkeepPlugin from './plugins/zone-rules-upkeep.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
 import { ZoneRulesStore } from './zones/store.js'
@@ -56,6 +57,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   app.addHook('onReady', async () => {
     await zoneRules.ready().catch((error: unknown) => { app.log.warn({ err: error }, 'zone rules not stored yet: the first analytics request will') })
   })
+  await app.register(zoneRulesUpkeepPlugin, { store: zoneRules })
   let rateLimitStore: RateLimitStore | undefined
   await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })
 

@@ -20,6 +20,12 @@ SELECT format('GRANT EXECUTE ON FUNCTION prune_job_changes(int, int) TO %I', :'r
 -- missing (another ZONE_RULES_FILE) through load_zone_rules(), SECURITY DEFINER, which files
 -- them under its own hash of them.
 SELECT format('GRANT EXECUTE ON FUNCTION load_zone_rules(text) TO %I', :'role') \gexec
+-- And says, every 10 minutes, that it still answers with them: keep_zone_rules(), SECURITY
+-- DEFINER, which deletes the sets no instance has named for a day.
+SELECT format('GRANT EXECUTE ON FUNCTION keep_zone_rules(text) TO %I', :'role') \gexec
+-- And says, every 10 minutes, that it still answers with them: keep_zone_rules(), SECURITY
+-- DEFINER, which deletes the sets no instance has named for a day.
+SELECT format('GRANT EXECUTE ON FUNCTION keep_zone_rules(text) TO %I', :'role') \gexec
 -- The one write: when a key was last used (throttled to once per 5 minutes per key).
 SELECT format('GRANT UPDATE (last_used_at) ON api_keys TO %I', :'role') \gexec
 -- A bound on any statement, whatever the pool says. (Not read-only by default: the write

@@ -7,9 +7,14 @@ import type { ZoneRules } from './rules.js'
 // load_zone_rules(), which the API's role may call. Loading is idempotent, and the id is the
 // database's own hash of what it stored.
 
-/** Loads `rules` into the database unless they are there (one read when they are). */
+/**
+ * Loads `rules` into the database unless they are there, and marks them in use (one statement
+ * when they are there): keep_zone_rules() also deletes the sets no instance has marked for a
+ * day (migration 20261127120000_zone_rule_sets_pruned).
+ */
 export async function storeZoneRules (prisma: Prisma, rules: ZoneRules): Promise<void> {
-  if (await prisma.zoneRuleSet.findUnique({ where: { id: rules.id }, select: { id: true } }) !== null) return
+  const [kept] = await prisma.$queryRaw<Array<{ kept: boolean }>>`SELECT keep_zone_rules(${rules.id}) AS kept`
+  if (kept?.kept === true) return
   const [loaded] = await prisma.$queryRaw<Array<{ id: string }>>`SELECT load_zone_rules(${rules.text}) AS id`
   if (loaded?.id !== rules.id) throw new Error(`zone rules ${rules.id}: the database filed them as ${loaded?.id}`)
 }
@@ -34,4 +39,10 @@ export class ZoneRulesStore {
 
   /** After a statement found no rules where they were stored (deleted since): store them again. */
   forget (): void { this.stored = undefined }
+
+  /** Marks the rules in use (storing them again if they were deleted), on the upkeep's timer. */
+  async keep (): Promise<void> {
+    await storeZoneRules(this.prisma, this.rules)
+    this.stored = Promise.resolve()
+  }
 }

@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { foldScreenStats } from '../../src/admin/screen-stats.js'
 import { loadConfig } from '../../src/config.js'
 import { readZoneRules, zoneRules } from '../../src/zones/rules.js'
+import { ZoneRulesStore } from '../../src/zones/store.js'
 import { apiDatabase, buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type ScreenInput } from '../helpers/fixtures.js'
 import { zoneReference, type ZoneReference } from '../helpers/zone-reference.js'
@@ -126,4 +127,34 @@ t.test('rules gone from the database: a 503, and stored again by the next reques
   t.same(back.json().average_score_by_week, [{ week: '2026-01-05', count: 1, average_score: 1 }])
   const zones = new Set(current.names().map(name => current.zoneOf(name))).size
   t.equal((await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM zone_rules WHERE rule_set = ${current.id}`)[0]!.n, zones, `every zone (${zones})`)
+})
+
+t.test('old rule sets pruned: a set no instance has marked in use for a day is deleted, one marked within the day is kept (issue 40, part 5)', async t => {
+  const job = await createJob(prisma, pro)
+  await createScreens(prisma, job.id, [{ status: 'completed', score: 7, completedAt: new Date(Date.UTC(2026, 0, 5, 12)) }])
+  const url = `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`
+  const sets = async (): Promise<string[]> => (await prisma.zoneRuleSet.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map(s => s.id)
+  t.ok((await sets()).includes(older.id) && (await sets()).includes(current.id), 'both instances\' sets are stored')
+  // The older instance (and the odd rules' of an earlier test) stopped a day and an hour ago,
+  // their last mark then; a set of a release some instance marked 23 hours ago is in use.
+  await prisma.$executeRaw`INSERT INTO zone_rule_sets (id, version, used_at) VALUES ('2099z-0000000000000000', '2099z', now() - interval '23 hours')`
+  await prisma.$executeRaw`UPDATE zone_rule_sets SET used_at = now() - interval '25 hours' WHERE id <> ${current.id} AND version <> '2099z'`
+  await olderApp.close()
+  // The running instance's mark, as its timer makes it (every 10 minutes).
+  const store = new ZoneRulesStore(prisma, current)
+  await store.keep()
+  t.same(await sets(), ['2099z-0000000000000000', current.id].sort(), 'the set unused for a day went; the one used 23 hours ago stayed')
+  t.equal((await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM zone_rules WHERE rule_set = ${older.id}`)[0]!.n, 0, 'with its zones')
+  t.equal((await app.inject({ url, headers: pro.auth })).statusCode, 200, 'the running instance answers as before')
+  await prisma.$executeRaw`DELETE FROM zone_rule_sets WHERE id = ${current.id}`
+  await store.keep()
+  t.ok((await sets()).includes(current.id), 'a running instance\'s set deleted all the same: its next mark stores it again')
+
+  // An instance that comes back after its set was deleted stores it again at start.
+  const backConfig = loadConfig({ ...Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)])), ZONE_RULES_FILE: OLDER_FILE })
+  const back = await buildApp({ config: backConfig, database: apiDatabase(db, backConfig) })
+  t.teardown(async () => { await back.close() })
+  await back.ready()
+  t.same(await sets(), ['2099z-0000000000000000', older.id, current.id].sort(), 'an instance of the older release, started again, stored its set again')
+  t.equal((await back.inject({ url, headers: pro.auth })).headers['tzdata-version'], '2025b')
 })

@@ -287,3 +287,17 @@ CREATE TRIGGER screen_summary_deltas_moved_expire_sync_tokens AFTER UPDATE OF xi
 DROP TRIGGER jobs_truncate_expire_sync_tokens ON jobs;
 DROP FUNCTION jobs_truncated_expire_sync_tokens();
 CREATE TRIGGER jobs_truncate_expire_sync_tokens AFTER TRUNCATE ON jobs FOR EACH STATEMENT EXECUTE FUNCTION change_log_lost();
+
+-- The roles that read the log read its pending part too (prisma/sql/api-role.sql grants it
+-- from now on).
+DO $$
+DECLARE
+  r text;
+BEGIN
+  FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
+           WHERE table_schema = 'public' AND table_name = 'job_changes' AND privilege_type = 'SELECT' AND grantee <> current_user
+  LOOP
+    EXECUTE format('GRANT SELECT ON job_changes_pending TO %I', r);
+  END LOOP;
+END
+$$;
