@@ -49,7 +49,7 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  * A small job's weekly bins, from its screens (an index-only range scan of `(job_id, status,
  * completed_at, score)`, as the on-read baseline reads them), as the JSON text of an array of
  * [week, count, average] ascending by week, or null when no week has a completion: the same
- * values as `job_weekly_bins` returns for such a job, the average the same expression
+ * values as `job_weekly_bins_in_zone` returns for such a job, the average the same expression
  * (averageOf). Built as text rather than with json_agg(json_build_array(…)): PostgreSQL
  * looks up each value's type and output function for every json_build_array, which cost a
  * 200-screen job's request more than all of its text concatenation (counted with callgrind:
