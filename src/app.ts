@@ -25,6 +25,10 @@ import zoneRulesUpkeepPlugin from './plugins/zone-rules-upkeep.js'
 import { sharedSchemas } from './schemas/index.js'
 import { serverOptions } from './server-options.js'
 import { ZoneRulesStore } from './zones/store.js'
+import type { Lookup } from './webhooks/egress.js'
+import webhookRoutes from './webhooks/index.js'
+import webhooksRuntime from './webhooks/runtime.js'
+import { Webhooks, webhookSettings } from './webhooks/service.js'
 
 export interface AppOptions {
   config: Config
@@ -32,10 +36,12 @@ export interface AppOptions {
   database: Database
   /** Where log lines go (tests read them); standard output by default. */
   logStream?: NodeJS.WritableStream
+  /** How webhook endpoints' names are resolved: the system's resolver by default (tests pass their own, so that no query leaves the machine). */
+  webhookLookup?: Lookup
 }
 
 /** Builds the app: plugins, then routes. Never listens (tests use inject or listen themselves). */
-export async function buildApp ({ config, database, logStream }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp ({ config, database, logStream, webhookLookup }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, logStream)).withTypeProvider<TypeBoxTypeProvider>()
   for (const schema of sharedSchemas) app.addSchema(schema)
 
@@ -60,6 +66,9 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
   await app.register(zoneRulesUpkeepPlugin, { store: zoneRules })
   let rateLimitStore: RateLimitStore | undefined
   await app.register(metricsPlugin, { token: config.METRICS_TOKEN, rateLimitStore: () => rateLimitStore })
+  // Webhooks: the queue, and where this instance delivers, the dispatcher and the workers.
+  const webhooks = new Webhooks(database, webhookSettings(config), app.log, webhookLookup)
+  await app.register(webhooksRuntime, { webhooks })
 
   await app.register(healthRoutes, { prefix: '/health', metricsToken: config.METRICS_TOKEN })
   await app.register(async (api) => {
@@ -69,6 +78,7 @@ export async function buildApp ({ config, database, logStream }: AppOptions): Pr
     await api.register(cachingPlugin)
     await api.register(meRoutes)
     await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX, zoneRules })
+    await api.register(webhookRoutes, { webhooks, cursorSecret: config.CURSOR_SECRET })
   }, { prefix: '/api' })
 
   return app

@@ -41,6 +41,17 @@ export const ConfigSchema = Type.Object({
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'Bearer token of GET /metrics (Prometheus); unset: no /metrics.' })),
   ZONE_RULES_FILE: Type.Optional(Type.String({ minLength: 1, description: 'Zone rules for analytics\' weeks: a moment-timezone packed data file (`data/packed/latest.json` of a release of the package). Unset: those of the moment-timezone pinned in package.json. Every instance should have the same (the ETag and the tzdata-version header name them).' })),
   UPGRADE_URL: Type.String({ default: '/dashboard/billing', pattern: '^/', description: 'Relative path of the billing page, in 403 bodies.' }),
+
+  WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', description: 'Encrypts webhook endpoints\' signing secrets at rest: 32 random bytes in base64 (`openssl rand -base64 32`), the same on every instance. Unset with DATABASE_URL: webhook endpoints cannot be created or delivered to (503); on the embedded database: made once and kept in DATA_DIR/webhook-secret.key.' })),
+  WEBHOOK_ALLOWED_NETWORKS: Type.String({ default: '', pattern: '^([0-9a-fA-F.:]+/[0-9]{1,3}(,[0-9a-fA-F.:]+/[0-9]{1,3})*)?$', description: 'Comma-separated CIDRs a webhook endpoint may be in although they are not public (private, loopback...), over plain http too: e.g. `127.0.0.0/8` for local development. Empty: public addresses only, over https.' }),
+  WEBHOOK_RETRY_DELAYS: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h', pattern: '^[0-9]{1,6}(ms|s|m|h|d)(,[0-9]{1,6}(ms|s|m|h|d)){0,19}$', description: 'Waits before each retry of a failed webhook delivery (each with up to 20% jitter), comma-separated: `ms`, `s`, `m`, `h`, `d`. A `Retry-After` of the endpoint\'s is honoured when longer. After the last, the event is given up (`recover` resends it).' }),
+  WEBHOOK_DISABLE_AFTER: Type.String({ default: '5d', pattern: '^[0-9]{1,6}(ms|s|m|h|d)$', description: 'A webhook endpoint whose every delivery has failed for this long is disabled (a metric and a log line say so).' }),
+  WEBHOOK_TIMEOUT_MS: Int({ default: 15_000, minimum: 100, maximum: 60_000, description: 'Longest a webhook delivery may take, connection included.' }),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'How long the record of each delivery attempt is kept (GET …/deliveries, recover).' }),
+  WEBHOOK_WORKER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: this instance dispatches the change log to webhook endpoints and delivers (with every other instance that does). off: it only serves the API (deliveries run elsewhere: another instance, or `node dist/webhook-worker.js`).' }),
+  WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Deliveries in flight at once on this instance, over every endpoint.' }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Int({ default: 4, minimum: 1, maximum: 64, description: 'Deliveries in flight at once to one endpoint, over every instance: a slow endpoint holds no more than this.' }),
+  WEBHOOK_DISPATCH_INTERVAL_MS: Int({ default: 200, minimum: 10, maximum: 60_000, description: 'How often the change log is read for webhook endpoints (one instance at a time does).' }),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -8,6 +8,7 @@ import { applyApiRole } from './db/api-role.js'
 import { ConfigError, loadConfig } from './config.js'
 import { openServerDatabase } from './db/database.js'
 import { applyMigrations } from './db/migrations.js'
+import { installQueue } from './db/queue.js'
 import { configuredZoneRules } from './zones/rules.js'
 import { storeZoneRules } from './zones/store.js'
 
@@ -27,6 +28,9 @@ try {
       onRetry: (attempt, error) => { console.error(`a migration is waiting for a lock (attempt ${attempt}: ${error.message}); trying again`) },
     })
     console.log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.join(', ')}`)
+    // The job queue's schema (pg-boss's own), installed or upgraded as the owner.
+    await installQueue(db.queue)
+    console.log('Job queue: installed (pg-boss).')
     // The release's zone rules, before its instances start (they would store them otherwise).
     const rules = configuredZoneRules(config)
     await storeZoneRules(db.prisma, rules)

@@ -5,6 +5,13 @@ import { checkServingConfig, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/database.js'
 import { existingDemoData, seedDemoData } from './demo/seed.js'
 
+// The supported runtimes: Node 22.12 and later (pg-boss's floor; the image runs 24). An older
+// one is named at start rather than refused: it may work, and no one is told why it would not.
+const [major, minor] = process.versions.node.split('.').map(Number) as [number, number]
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.warn(`Node ${process.versions.node} is older than this service supports (22.12 or later; the image runs 24): install Node 24 LTS. Node 20 reached its end of life in April 2026.`)
+}
+
 async function main (): Promise<void> {
   const config = loadConfig()
   checkServingConfig(config)

@@ -102,7 +102,7 @@ t.test('scoped keys: create-key --scopes, set-scopes; unknown scopes refused wit
   const created = JSON.parse(restricted.stdout)
   t.same(created.scopes, ['jobs:read', 'analytics:read'], 'listed once each, in the known order')
   const cases: Array<[string[], RegExp]> = [
-    [['create-key', '--user', userId, '--scopes', 'jobs:write'], /unknown scope "jobs:write": known scopes are jobs:read, analytics:read \(or all\)/],
+    [['create-key', '--user', userId, '--scopes', 'jobs:write'], /unknown scope "jobs:write": known scopes are jobs:read, analytics:read, webhooks:read, webhooks:write \(or all\)/],
     [['create-key', '--user', userId, '--scopes', 'jobs:read,admin'], /unknown scope "admin"/],
     [['create-key', '--user', userId, '--scopes', ''], /--scopes is required/],
     [['create-key', '--user', userId, '--scopes', ','], /at least one scope is needed/],

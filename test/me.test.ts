@@ -28,7 +28,7 @@ for (const c of cases) {
       organization: { id: tenant.organizationId, name: c.name },
       subscription: { plan: c.tenant.plan, status: c.tenant.status, current_period_end: c.tenant.currentPeriodEnd?.toISOString() ?? null },
       entitlements: { analytics: c.pro, branding: c.pro },
-      scopes: ['jobs:read', 'analytics:read'],
+      scopes: ['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write'],
     })
     t.match(body.user.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'timestamps have milliseconds and Z')
   })

@@ -12,7 +12,22 @@ t.test('served as OpenAPI 3.1 with the package version', async t => {
 })
 
 // The scope each operation needs (issue 24), named as a role of its bearer requirement.
-const SCOPE_OF: Record<string, string[]> = { getMe: [], getJob: ['jobs:read'], listJobs: ['jobs:read'], getJobAnalytics: ['analytics:read'] }
+const SCOPE_OF: Record<string, string[]> = {
+  getMe: [],
+  getJob: ['jobs:read'],
+  listJobs: ['jobs:read'],
+  getJobAnalytics: ['analytics:read'],
+  // Webhooks (issue 41): an endpoint is told what its key reads, so making or enabling one needs jobs:read too.
+  createWebhookEndpoint: ['webhooks:write', 'jobs:read'],
+  listWebhookEndpoints: ['webhooks:read'],
+  getWebhookEndpoint: ['webhooks:read'],
+  updateWebhookEndpoint: ['webhooks:write', 'jobs:read'],
+  deleteWebhookEndpoint: ['webhooks:write'],
+  rotateWebhookSecret: ['webhooks:write'],
+  listWebhookDeliveries: ['webhooks:read'],
+  redeliverWebhookEvent: ['webhooks:write'],
+  recoverWebhookEvents: ['webhooks:write'],
+}
 
 t.test('a bearer security scheme, required by every /api operation, with the scope each needs', async t => {
   t.same(doc.components.securitySchemes.bearerAuth, {
@@ -20,7 +35,7 @@ t.test('a bearer security scheme, required by every /api operation, with the sco
     scheme: 'bearer',
     bearerFormat: 'API key',
     description: doc.components.securitySchemes.bearerAuth.description,
-    'x-scopes': { 'jobs:read': doc.components.securitySchemes.bearerAuth['x-scopes']['jobs:read'], 'analytics:read': doc.components.securitySchemes.bearerAuth['x-scopes']['analytics:read'] },
+    'x-scopes': Object.fromEntries(['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write'].map(scope => [scope, doc.components.securitySchemes.bearerAuth['x-scopes'][scope]])),
   })
   const seen: string[] = []
   for (const [path, item] of Object.entries<Record<string, { operationId: string, security?: unknown, responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>(doc.paths)) {
@@ -37,6 +52,16 @@ t.test('a bearer security scheme, required by every /api operation, with the sco
     }
   }
   t.same(seen.sort(), Object.keys(SCOPE_OF).sort(), 'every operation, each once')
+})
+
+t.test('the events an endpoint is sent are in `webhooks` (OpenAPI 3.1), signed per Standard Webhooks', async t => {
+  t.same(Object.keys(doc.webhooks).sort(), ['job.deleted', 'job.updated', 'sync.reset'])
+  for (const [type, item] of Object.entries<{ post: { requestBody: { content: Record<string, { schema: unknown, example: { type: string } }> }, parameters: Array<{ name: string, in: string, required: boolean }> } }>(doc.webhooks)) {
+    const body = item.post.requestBody.content['application/json']!
+    t.same(body.schema, { $ref: '#/components/schemas/WebhookEvent' }, `${type}: the WebhookEvent body`)
+    t.equal(body.example.type, type)
+    t.same(item.post.parameters.map(p => [p.name, p.in, p.required]), [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]], `${type}: the signature's headers`)
+  }
 })
 
 t.test('shared schemas appear under their own names', async t => {

@@ -6,9 +6,9 @@ import { createJob, createScreens, createTenant, keyWithScopes } from './helpers
 // the code looks like it sends). None of a request's statements run concurrently, so each is
 // a sequential round trip. docs/performance.md keeps the before and after.
 
-// The fold of the summary deltas runs on a timer, not per request: off here, so that only a
-// request's own statements are counted.
-const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0' }, db: { logQueries: true } })
+// The fold of the summary deltas and the webhooks' dispatcher run on timers, not per request:
+// off here, so that only a request's own statements are counted.
+const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
 const sent: string[] = []
 ;(app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
 
@@ -95,7 +95,7 @@ t.test('an unknown caller costs one statement, a malformed one none', async t =>
 })
 
 t.test('with the cache off (AUTH_CACHE_TTL_MS=0), a request is two statements', async t => {
-  const cold = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: '0', SUMMARY_FOLD_INTERVAL_MS: '0' }, db: { logQueries: true } })
+  const cold = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: '0', SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
   const seen: string[] = []
   ;(cold.app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { seen.push(e.query) })
   const tenant = await createTenant(cold.prisma, { plan: 'pro' })

@@ -26,6 +26,18 @@ SELECT format('GRANT EXECUTE ON FUNCTION keep_zone_rules(text) TO %I', :'role') 
 -- And says, every 10 minutes, that it still answers with them: keep_zone_rules(), SECURITY
 -- DEFINER, which deletes the sets no instance has named for a day.
 SELECT format('GRANT EXECUTE ON FUNCTION keep_zone_rules(text) TO %I', :'role') \gexec
+-- Webhooks (issue 41): the endpoints partners manage through the API, and the record of each
+-- delivery attempt (written by the delivery worker, pruned past its retention).
+SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON webhook_endpoints, webhook_deliveries TO %I', :'role') \gexec
+-- The job queue (pg-boss, in its schema pgboss, which the migrate step installs as the owner):
+-- its tables' rows and its functions, never its schema; tables a later release of pg-boss
+-- adds get the same from the default privileges below.
+SELECT format('GRANT USAGE ON SCHEMA pgboss TO %I', :'role') \gexec
+SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pgboss TO %I', :'role') \gexec
+SELECT format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA pgboss TO %I', :'role') \gexec
+SELECT format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA pgboss TO %I', :'role') \gexec
+SELECT format('ALTER DEFAULT PRIVILEGES IN SCHEMA pgboss GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO %I', :'role') \gexec
+SELECT format('ALTER DEFAULT PRIVILEGES IN SCHEMA pgboss GRANT USAGE, SELECT ON SEQUENCES TO %I', :'role') \gexec
 -- The one write: when a key was last used (throttled to once per 5 minutes per key).
 SELECT format('GRANT UPDATE (last_used_at) ON api_keys TO %I', :'role') \gexec
 -- A bound on any statement, whatever the pool says. (Not read-only by default: the write

@@ -4,13 +4,15 @@
  * `GET /api/me` needs none. A new scope goes here, in the CHECK of `api_keys.scopes` (a
  * migration) and on the operations it guards.
  */
-export const SCOPES = ['jobs:read', 'analytics:read'] as const
+export const SCOPES = ['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write'] as const
 export type Scope = typeof SCOPES[number]
 
 /** What each scope allows, as the OpenAPI document's bearer scheme lists them (`x-scopes`). */
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'jobs:read': 'List the organization\'s jobs and get a job (GET /api/jobs, GET /api/jobs/{jobId}).',
   'analytics:read': 'Get a job\'s analytics (GET /api/jobs/{jobId}/analytics; Pro plan).',
+  'webhooks:read': 'List the organization\'s webhook endpoints and their deliveries (GET /api/webhook_endpoints…).',
+  'webhooks:write': 'Create, change, delete and rotate webhook endpoints, redeliver and recover events (POST, PATCH, DELETE /api/webhook_endpoints…). An endpoint is told what the key that made it may read.',
 }
 
 /**

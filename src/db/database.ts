@@ -10,6 +10,7 @@ import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
+import { installQueue, type QueueTarget } from './queue.js'
 import { ReadElsewhere, replicaFailed } from './errors.js'
 import type { ReplicaState, ReplicaWatcher } from './replica-state.js'
 import { disconnect, displayName, ReplicaSet } from './replicas.js'
@@ -40,6 +41,8 @@ export interface Database {
   /** Calls `watcher` on every change of a replica's state (see ReplicaSet.watch); returns the unsubscriber. */
   watchReplicas: (watcher: ReplicaWatcher) => () => void
   pools: () => PoolStats[]
+  /** Where the job queue lives (db/queue.ts): this database. */
+  queue: QueueTarget
   close: () => Promise<void>
 }
 
@@ -130,6 +133,7 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
     replicas: () => replicaSet.states(),
     watchReplicas: watcher => replicaSet.watch(watcher),
     pools: () => [poolStats('primary', primary.pgPool), ...replicaSet.clients().map(r => poolStats(`replica ${r.name}`, r.pool))],
+    queue: { kind: 'server', connectionString: url },
     close: async () => {
       await replicaSet.close()
       await disconnect(primary.prisma, primary.pgPool)
@@ -157,6 +161,7 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     replicas: () => [],
     watchReplicas: () => () => {},
     pools: () => [],
+    queue: { kind: 'embedded', pglite },
     close: async () => {
       await prisma.$disconnect()
       await pglite.close()
@@ -178,6 +183,7 @@ export async function openEmbeddedDatabase (dataDir: string | undefined, options
   const database = embeddedDatabase(new PGlite(dataDir), options)
   try {
     await applyMigrations(database.adapterFactory)
+    await installQueue(database.queue)
   } catch (error) {
     await database.close()
     throw error

@@ -16,7 +16,7 @@ export interface SqlReader {
 }
 
 /** Through Prisma's client (`$queryRaw`): for tools and tests that hold a client. */
-export const clientReader = (prisma: PrismaClient): SqlReader => ({
+export const clientReader = (prisma: Pick<PrismaClient, '$queryRaw'>): SqlReader => ({
   rows: async <S extends TSchema>(_row: S, query: PrismaSql.Sql) => await prisma.$queryRaw<Array<Static<S>>>(query),
 })
 

@@ -53,6 +53,8 @@ function bodiless (request: FastifyRequest, reply: FastifyReply): null | Readabl
 export default fp(async function cachingPlugin (app: FastifyInstance) {
   app.addHook('onSend', async (request, reply, payload) => {
     if (reply.statusCode === 304) return bodiless(request, reply)
+    // A write's answer (a new endpoint's secret among them) is no one's to keep.
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode >= 200 && reply.statusCode < 300 && reply.statusCode !== 204) reply.header('cache-control', 'no-store')
     // A route may have set its ETag before an error replaced its answer.
     if (reply.statusCode !== 200) reply.removeHeader('etag')
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload

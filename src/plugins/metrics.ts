@@ -17,6 +17,13 @@ export interface MetricsOptions {
   rateLimitStore: () => RateLimitStore | undefined
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's Prometheus registry, when METRICS_TOKEN is set: features register their metrics in it. */
+    metricsRegistry?: Registry
+  }
+}
+
 // Every state, always, so that the series of a replica do not come and go with its state.
 const REPLICA_STATUSES: readonly ReplicaStatus[] = ['unknown', 'up', 'lagging', 'down']
 
@@ -27,6 +34,7 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
   // A registry of this app's own: tests build many apps in one process.
   const register = new Registry()
   collectDefaultMetrics({ register })
+  app.decorate('metricsRegistry', register)
 
   const labelNames = ['method', 'route', 'status'] as const
   const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route template and status.', labelNames, registers: [register] })

@@ -23,6 +23,32 @@ const DESCRIPTION = `Read API of the recruitment screening service: list the org
 
 **Conditional requests.** Every 200 carries an \`ETag\` and \`Cache-Control: private, no-cache\`. Send the ETag back in \`If-None-Match\`: while nothing changed, the answer is 304 with no body (it still counts toward the rate limit). Dashboards that poll should do this.`
 
+// The events an endpoint is sent (OpenAPI 3.1's `webhooks`), so that Swagger UI and SDK
+// generators show them: one POST per event type, the body the WebhookEvent schema.
+const SIGNATURE_HEADERS: Array<{ name: string, in: 'header', required: true, description: string, schema: Record<string, unknown> }> = [
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event\'s id: the same for every attempt of one change to this endpoint (deduplicate on it).', schema: { type: 'string', maxLength: 64 } },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'When this attempt was signed, in seconds since the epoch: refuse one too far from now (Standard Webhooks suggests 5 minutes).', schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 } },
+  { name: 'webhook-signature', in: 'header', required: true, description: 'Space-separated `v1,<base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body">`, one per secret that signs (two while a rotation\'s grace lasts): any one verifying is enough.', schema: { type: 'string', maxLength: 512 } },
+]
+const webhook = (type: string, summary: string, description: string) => ({
+  post: {
+    operationId: `webhook_${type.replace('.', '_')}`,
+    summary,
+    description: `${description}\n\nSigned per Standard Webhooks 1.0.0 (the \`standardwebhooks\` package verifies it; the SDK's \`verifyWebhook\` too). Delivered at least once, in no guaranteed order; answer 2xx within ${ConfigSchema.properties.WEBHOOK_TIMEOUT_MS.default / 1000} s. Anything else is retried (${ConfigSchema.properties.WEBHOOK_RETRY_DELAYS.default}, with jitter; \`Retry-After\` honoured); a redirect is a failure and is not followed; 410 disables the endpoint.`,
+    tags: ['Webhooks'],
+    parameters: SIGNATURE_HEADERS,
+    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' }, example: { type, timestamp: '2026-11-27T09:00:01.000Z', data: type === 'sync.reset' ? { id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e', reason: 'changes_may_have_been_missed' } : { id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9' } } } } },
+    responses: { '2XX': { description: 'Received. The body is not read.' } },
+    security: [],
+  },
+})
+// The swagger plugin's types take path items of its own OpenAPI typings; these are plain JSON.
+const WEBHOOKS: Record<string, never> = {
+  'job.updated': webhook('job.updated', 'A job was created or changed', 'A job of the organization was created, changed (its fields, questions, screens; what only its analytics show, to an endpoint made by a key that may read analytics), or moved into the organization. Read it (GET /api/jobs/{jobId}), or sync.'),
+  'job.deleted': webhook('job.deleted', 'A job was deleted or left', 'A job was deleted, or moved to another organization: it is no longer the organization\'s.'),
+  'sync.reset': webhook('sync.reset', 'Changes may have been missed', 'The change log no longer reaches back to where this endpoint\'s events stood (a restore of the database, a stop longer than the log is kept, or the key may now read what earlier events left out): walk the list of jobs again.'),
+} as unknown as Record<string, never>
+
 const bearerScheme = {
   type: 'http' as const,
   scheme: 'bearer',
@@ -48,7 +74,9 @@ export default fp(async function openapiPlugin (app: FastifyInstance, { publicUr
         { name: 'Jobs', description: 'Jobs of the caller\'s organization, with their counts and scores.' },
         { name: 'Analytics', description: 'Completion and score analytics of a job. Pro plan only.' },
         { name: 'Account', description: 'The caller: user, organization, subscription and entitlements.' },
+        { name: 'Webhooks', description: 'Endpoints the service POSTs the organization\'s job changes to, and their deliveries. The events are in `webhooks`.' },
       ],
+      webhooks: WEBHOOKS,
       components: {
         securitySchemes: {
           bearerAuth: bearerScheme,

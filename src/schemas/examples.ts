@@ -1,6 +1,7 @@
 import type { JobAnalytics } from './analytics.js'
 import type { Job } from './job.js'
 import type { Me } from './me.js'
+import type { WebhookDelivery, WebhookEndpoint } from './webhooks.js'
 
 // Examples in the OpenAPI document: shaped like the demo data, checked against their
 // schemas by test/openapi.test.ts.
@@ -41,4 +42,31 @@ export const meExample: Me = {
   subscription: { plan: 'pro', status: 'active', current_period_end: '2036-01-01T00:00:00.000Z' },
   entitlements: { analytics: true, branding: true },
   scopes: ['jobs:read', 'analytics:read'],
+}
+
+export const webhookEndpointExample: WebhookEndpoint = {
+  id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e',
+  url: 'https://partner.example/hooks/screening',
+  events: ['job.updated', 'job.deleted'],
+  description: 'Our ATS mirror',
+  status: 'enabled',
+  disabled_reason: null,
+  created_at: '2026-11-27T09:00:00.000Z',
+  updated_at: '2026-11-27T09:00:00.000Z',
+}
+
+export const webhookSecretExample = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8eZ4VoXtkUg='
+
+export const webhookDeliveryExample: WebhookDelivery = {
+  id: '5f0e5c1a-7d2b-4a0e-9c1b-2e3d4f5a6b7c',
+  event_id: 'msg_2a9QmX0fW3p7Lr8sTzKc1VbN4yHd6EgJ',
+  event_type: 'job.updated',
+  job_id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9',
+  attempt: 1,
+  outcome: 'delivered',
+  status_code: 204,
+  error: null,
+  duration_ms: 38,
+  attempted_at: '2026-11-27T09:00:01.250Z',
+  next_attempt_at: null,
 }

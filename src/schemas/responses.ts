@@ -30,6 +30,13 @@ export function jsonResponse (schema: TSchema, description: string, example: unk
   }
 }
 
+const NO_STORE = header('`no-store`: the answer of a write (it may hold a secret) is not to be kept.', { type: 'string', enum: ['no-store'] })
+
+/** A 2xx of a write: the body, not to be stored. */
+export function writeResponse (schema: TSchema, description: string, example: unknown): Record<string, unknown> {
+  return jsonResponse(schema, description, example, { 'Cache-Control': NO_STORE })
+}
+
 /** A 200 of a GET: the body, with its ETag (and `headers` of the operation's own). */
 export function okResponse (schema: TSchema, description: string, example: unknown, headers: Record<string, unknown> = {}): Record<string, unknown> {
   return jsonResponse(schema, description, example, { ETag: ETAG, 'Cache-Control': CACHE_CONTROL, ...headers })
@@ -43,6 +50,13 @@ export const notModifiedWith = (headers: Record<string, unknown>) => ({
 })
 
 export const notModifiedResponse = notModifiedWith({})
+
+/** A 204: done, nothing to say. */
+export const noContentResponse = (description: string) => ({
+  type: 'null',
+  description,
+  headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT },
+})
 
 const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   400: 'A path, query or header value is invalid; `details` names each one.',

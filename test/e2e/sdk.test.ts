@@ -119,7 +119,7 @@ t.test('getJobAnalytics: 200 for Pro, 403 upgrade for free, 401 without a key, 4
 t.test('scopes: the restricted demo key (jobs:read only) reads jobs; its analytics are a typed 403 insufficient_scope (issue 24)', async t => {
   const me: Me = (await getMe({ client: restricted, throwOnError: true })).data
   t.same(me.scopes, ['jobs:read'] satisfies Me['scopes'])
-  t.same((await getMe({ client: pro, throwOnError: true })).data.scopes, ['jobs:read', 'analytics:read'], 'the unrestricted demo key has every scope')
+  t.same((await getMe({ client: pro, throwOnError: true })).data.scopes, ['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write'], 'the unrestricted demo key has every scope')
   t.equal((await getJob({ client: restricted, path: { jobId } })).response.status, 200)
   for (const id of [jobId, missingJobId]) {
     const res = await getJobAnalytics({ client: restricted, path: { jobId: id }, query: { tz: 'UTC' } })

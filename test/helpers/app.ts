@@ -2,10 +2,28 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { openServerDatabase, type ClientOptions, type Database } from '../../src/db/database.js'
+import type { Lookup } from '../../src/webhooks/egress.js'
 import { assertContract } from './contract.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
+
+/** The key that encrypts webhook secrets in tests (WEBHOOK_SECRET_KEY's form: 32 bytes, base64). */
+export const TEST_WEBHOOK_SECRET_KEY = Buffer.alloc(32, 7).toString('base64')
+
+/**
+ * The resolver of the apps under test: `localhost` is 127.0.0.1, every other name fails at
+ * once. No DNS query ever leaves the machine, whatever name a test (or the fuzzer) sends.
+ */
+export const localLookup: Lookup = ((hostname: string, options: unknown, callback?: unknown) => {
+  const cb = (typeof options === 'function' ? options : callback) as (error: NodeJS.ErrnoException | null, address?: unknown, family?: number) => void
+  const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all === true
+  if (hostname !== 'localhost') {
+    process.nextTick(() => { cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests resolve localhost only)`), { code: 'ENOTFOUND' })) })
+    return
+  }
+  process.nextTick(() => { if (all) cb(null, [{ address: '127.0.0.1', family: 4 }]); else cb(null, '127.0.0.1', 4) })
+}) as Lookup
 
 export interface TestApp {
   app: FastifyInstance
@@ -20,11 +38,11 @@ export interface TestApp {
  * as the API's restricted role, with the pool settings of the configuration; `prisma` (for
  * fixtures) is the owner's.
  */
-export async function buildTestApp (t: Teardown, options: { env?: Record<string, string>, db?: ClientOptions, logStream?: NodeJS.WritableStream, routes?: (app: FastifyInstance) => void } = {}): Promise<TestApp> {
+export async function buildTestApp (t: Teardown, options: { env?: Record<string, string>, db?: ClientOptions, logStream?: NodeJS.WritableStream, routes?: (app: FastifyInstance) => void, webhookLookup?: Lookup } = {}): Promise<TestApp> {
   const db = await createTestDatabase(options.db)
-  const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info', ...options.env })
+  const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info', WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY, ...options.env })
   const database = apiDatabase(db, config, options.db)
-  const app = await buildApp({ config, database, ...(options.logStream !== undefined ? { logStream: options.logStream } : {}) })
+  const app = await buildApp({ config, database, webhookLookup: options.webhookLookup ?? localLookup, ...(options.logStream !== undefined ? { logStream: options.logStream } : {}) })
   t.teardown(async () => { await app.close(); await db.close() })
   options.routes?.(app)
   await app.ready()

@@ -59,9 +59,11 @@ export function contractProblems (res: ObservedResponse): string[] {
   if (documented === undefined) return [`${where}: status ${res.statusCode} is not documented for ${route.operation.operationId}`]
   const problems: string[] = []
   // Headers that must be there (a header object cannot say "required" in this document):
-  // decisions.md's x-request-id everywhere, the ETag on 200s, the challenge on 401s, the
-  // wait on 429s and 503s.
-  const mustHave = ['x-request-id', ...({ 200: ['etag', 'cache-control'], 304: ['etag'], 401: ['www-authenticate'], 429: ['retry-after', 'x-ratelimit-limit'], 503: ['retry-after'] } as Record<number, string[]>)[res.statusCode] ?? []]
+  // decisions.md's x-request-id everywhere, the ETag on a GET's 200s (a write's 2xx says
+  // `Cache-Control: no-store` instead), the challenge on 401s, the wait on 429s and 503s.
+  const read = res.method === 'GET' || res.method === 'HEAD'
+  const mustHave = ['x-request-id', ...({ 200: read ? ['etag', 'cache-control'] : ['cache-control'], 201: ['cache-control'], 202: ['cache-control'], 304: ['etag'], 401: ['www-authenticate'], 429: ['retry-after', 'x-ratelimit-limit'], 503: ['retry-after'] } as Record<number, string[]>)[res.statusCode] ?? []]
+  if (!read && res.statusCode >= 200 && res.statusCode < 300 && res.statusCode !== 204 && res.headers['cache-control'] !== 'no-store') problems.push(`${where}: a write's answer must say cache-control: no-store`)
   for (const name of mustHave) {
     if (res.headers[name] === undefined) problems.push(`${where}: ${name} is missing`)
   }

@@ -8,6 +8,7 @@ import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { embeddedDatabase, openServerDatabase, type ClientOptions, type Database } from '../../src/db/database.js'
 import { applyMigrations, readMigrations } from '../../src/db/migrations.js'
+import { installQueue } from '../../src/db/queue.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { storeZoneRules } from '../../src/zones/store.js'
 
@@ -30,6 +31,8 @@ async function migrationsHash (): Promise<string> {
   for (const m of list.migrationDirectories) h.update(m.path).update(m.migrationFile.content.value)
   h.update(await readFile(API_ROLE_SCRIPT))
   h.update(zoneRules().id)
+  // The job queue's schema is pg-boss's: a new release of it makes a new template.
+  h.update(JSON.parse(await readFile(join(import.meta.dirname, '../../node_modules/pg-boss/package.json'), 'utf8')).version)
   return h.digest('hex').slice(0, 16)
 }
 
@@ -54,6 +57,7 @@ async function embeddedTemplate (): Promise<Blob> {
   await applyMigrations(new PrismaPGlite(db))
   // The zone rules, as the migrate step stores them (else each app would, at its start).
   await db.query('SELECT load_zone_rules($1)', [zoneRules().text])
+  await installQueue({ kind: 'embedded', pglite: db })
   const dump = await db.dumpDataDir('gzip')
   await db.close()
   await mkdir(CACHE, { recursive: true })
@@ -103,6 +107,7 @@ async function serverTemplate (admin: pg.Client, base: string): Promise<string> 
       const db = openServerDatabase(databaseUrl(base, building), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
       await applyMigrations(db.adapterFactory)
       await storeZoneRules(db.prisma, zoneRules())
+      await installQueue(db.queue)
       await db.close()
       // Grants live in the database, so every clone has them; the role is cluster-wide.
       await grantApiRole(databaseUrl(base, building), API_ROLE)

@@ -16,6 +16,11 @@ export interface SyncPage extends StatementPoint {
   jobs: JobWithStats[]
   /** Jobs changed since the token and no longer the organization's. */
   deletedIds: string[]
+  /**
+   * Every job of the page, in the log's order, with its latest entry's transaction on the page
+   * and whether it is still the organization's: a webhook event's identity (src/webhooks/).
+   */
+  changes: Array<{ jobId: string, xid: string, present: boolean }>
   /** The position of the page's last entry, when there are more. */
   nextAfter: ChangePosition | undefined
   /**
@@ -30,6 +35,7 @@ export interface SyncPage extends StatementPoint {
 /** A sync page's row: a job changed (null columns: gone from the organization), and the page's facts. */
 const SyncPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.Object({
   changedId: OrNull(Type.String()),
+  changedXid: OrNull(Type.String()),
   first: OrNull(Type.Integer()),
   nextXid: OrNull(Type.String()),
   nextJob: OrNull(Type.String()),
@@ -131,9 +137,9 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
       ${jobsWithStats(
-        PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, jobs.* FROM (SELECT job_id, min(place)::int AS first FROM page WHERE place <= ${limit} GROUP BY job_id) p
+        PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, p.last_xid, jobs.* FROM (SELECT job_id, min(place)::int AS first, max(xid)::text AS last_xid FROM page WHERE place <= ${limit} GROUP BY job_id) p
                        LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
-        PrismaSql.sql`, j.changed_id AS "changedId", j.first`
+        PrismaSql.sql`, j.changed_id AS "changedId", j.first, j.last_xid AS "changedXid"`
       )}
     ) r ON true
     ORDER BY r.first`)
@@ -143,6 +149,7 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
   return {
     jobs: listed.filter(row => row.id !== null).map(row => withStats(row as JobWithStatsRow)),
     deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
+    changes: listed.map(row => ({ jobId: row.changedId!, xid: row.changedXid!, present: row.id !== null })),
     nextAfter: meta.hasMore && meta.nextXid !== null && meta.nextJob !== null ? { xid: meta.nextXid, jobId: meta.nextJob } : undefined,
     snapshot: meta.snapshot,
     generation: meta.generation,

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetMeData, GetMeErrors, GetMeResponses, ListJobsData, ListJobsErrors, ListJobsResponses } from './types.gen.js';
+import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetMeData, GetMeErrors, GetMeResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -80,4 +80,119 @@ export const listJobs = <ThrowOnError extends boolean = false>(options?: Options
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/jobs',
     ...options
+});
+
+/**
+ * List webhook endpoints
+ *
+ * The organization's endpoints, newest first, `limit` per page; pass `next_cursor` as `cursor` for the next. Needs `webhooks:read`.
+ */
+export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(options?: Options<ListWebhookEndpointsData, ThrowOnError>) => (options?.client ?? client).get<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints',
+    ...options
+});
+
+/**
+ * Create a webhook endpoint
+ *
+ * Starts sending the organization's job changes (from now on) to `url`, as events signed per Standard Webhooks with the `secret` answered here, once. The endpoint is told what the calling key may read: a change of what only a job's analytics show only when the key has `analytics:read` on the Pro plan, nothing once the key is revoked. Needs `webhooks:write` and `jobs:read`.
+ */
+export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook endpoint
+ *
+ * Deletes the endpoint and its delivery record; nothing more is sent to it. Needs `webhooks:write`.
+ */
+export const deleteWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookEndpointData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookEndpointResponses, DeleteWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}',
+    ...options
+});
+
+/**
+ * Get a webhook endpoint
+ *
+ * One of the organization's endpoints (never its secret). Needs `webhooks:read`.
+ */
+export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<GetWebhookEndpointData, ThrowOnError>) => (options.client ?? client).get<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}',
+    ...options
+});
+
+/**
+ * Change a webhook endpoint
+ *
+ * Changes its `url` (checked as at creation), `events`, `description`, or `status`: `disabled` stops sending; `enabled` starts again from where it stopped (what changed meanwhile is sent), told what the calling key may read. Needs `webhooks:write` and `jobs:read`.
+ */
+export const updateWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookEndpointData, ThrowOnError>) => (options.client ?? client).patch<UpdateWebhookEndpointResponses, UpdateWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Rotate a webhook endpoint's secret
+ *
+ * A new signing secret, answered once. For `grace_seconds` (24 hours by default; 0 after a leak) the previous secret signs every delivery too: `webhook-signature` carries both, so a receiver verifies with either while it switches. Needs `webhooks:write`.
+ */
+export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(options: Options<RotateWebhookSecretData, ThrowOnError>) => (options.client ?? client).post<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}/rotate_secret',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an endpoint's delivery attempts
+ *
+ * Every attempt to deliver an event to the endpoint, newest first, `limit` per page (kept WEBHOOK_DELIVERY_RETENTION_DAYS, 30 by default): its event, its outcome, the status answered or why there was none, how long it took, and when the event will be tried again. Needs `webhooks:read`.
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}/deliveries',
+    ...options
+});
+
+/**
+ * Send an event again
+ *
+ * Sends the event of this attempt again, at once, with the same `webhook-id` (a receiver that has it already ignores it). The endpoint must be enabled. Needs `webhooks:write`.
+ */
+export const redeliverWebhookEvent = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookEventData, ThrowOnError>) => (options.client ?? client).post<RedeliverWebhookEventResponses, RedeliverWebhookEventErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}/deliveries/{deliveryId}/redeliver',
+    ...options
+});
+
+/**
+ * Send again what failed since a time
+ *
+ * Sends again, at once, every event whose last attempt since `since` failed and will not be tried again: given up after the last retry, or missed while the endpoint was disabled. So nothing a disabled endpoint missed is lost: enable it, then recover from when it was disabled. The endpoint must be enabled. Needs `webhooks:write`.
+ */
+export const recoverWebhookEvents = <ThrowOnError extends boolean = false>(options: Options<RecoverWebhookEventsData, ThrowOnError>) => (options.client ?? client).post<RecoverWebhookEventsResponses, RecoverWebhookEventsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_endpoints/{endpointId}/recover',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });

@@ -4,6 +4,8 @@ export type ClientOptions = {
     baseUrl: `${string}://${string}` | (string & {});
 };
 
+export type Webhooks = WebhookJobUpdatedWebhookRequest | WebhookJobDeletedWebhookRequest | WebhookSyncResetWebhookRequest;
+
 export type ErrorDetail = {
     /**
      * Where the invalid value is, e.g. `params/jobId` or `querystring/tz`.
@@ -277,6 +279,220 @@ export type Me = {
      * What the API key of this request may do: the scope each operation names in its `security` requirement. An operation whose scope is missing here answers 403 `insufficient_scope`. A key made without a choice has every scope.
      */
     scopes: Array<string>;
+};
+
+/**
+ * WebhookEndpoint
+ *
+ * A webhook endpoint of the organization: it is told of the organization's job changes, as the API key that made it may read them.
+ */
+export type WebhookEndpoint = {
+    /**
+     * Identifier of the endpoint.
+     */
+    id: string;
+    /**
+     * Where events are POSTed: https, at a public address (loopback, private, link-local, cloud metadata and other non-public addresses are refused, when the endpoint is made and again at every connection). No redirect is followed.
+     */
+    url: string;
+    /**
+     * Event types to send (`job.updated`, `job.deleted`); `sync.reset` is always sent.
+     */
+    events: Array<'job.updated' | 'job.deleted'>;
+    /**
+     * Free text, for the partner.
+     */
+    description: string | null;
+    /**
+     * `enabled`: sent events. `disabled`: sent nothing (see `disabled_reason`); what it misses is recorded as failed deliveries, which `recover` resends once it is enabled again.
+     */
+    status: 'enabled' | 'disabled';
+    /**
+     * Why it is disabled: `requested`, `gone`, `failing`, `key_revoked`, `operator` (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it was revoked; an operator). Null while enabled. More may be added.
+     */
+    disabled_reason: string | null;
+    /**
+     * Creation time.
+     */
+    created_at: string;
+    /**
+     * Last change by the partner (or the service disabling it).
+     */
+    updated_at: string;
+};
+
+/**
+ * WebhookEndpointCreated
+ *
+ * A new webhook endpoint, with its signing secret (shown this once).
+ */
+export type WebhookEndpointCreated = {
+    /**
+     * Identifier of the endpoint.
+     */
+    id: string;
+    /**
+     * Where events are POSTed: https, at a public address (loopback, private, link-local, cloud metadata and other non-public addresses are refused, when the endpoint is made and again at every connection). No redirect is followed.
+     */
+    url: string;
+    /**
+     * Event types to send (`job.updated`, `job.deleted`); `sync.reset` is always sent.
+     */
+    events: Array<'job.updated' | 'job.deleted'>;
+    /**
+     * Free text, for the partner.
+     */
+    description: string | null;
+    /**
+     * A new endpoint is enabled.
+     */
+    status: 'enabled';
+    /**
+     * The signing secret (Standard Webhooks: `whsec_` and the base64 of 32 random bytes). Shown only here: keep it to verify `webhook-signature`.
+     */
+    secret: string;
+    /**
+     * Creation time.
+     */
+    created_at: string;
+};
+
+/**
+ * WebhookEndpointList
+ *
+ * A page of the organization's webhook endpoints.
+ */
+export type WebhookEndpointList = {
+    /**
+     * Endpoints of this page, newest first.
+     */
+    data: Array<WebhookEndpoint>;
+    /**
+     * Pass as `cursor` for the next page; null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * WebhookDelivery
+ *
+ * One attempt to deliver an event to an endpoint.
+ */
+export type WebhookDelivery = {
+    /**
+     * Identifier of this attempt (for `redeliver`).
+     */
+    id: string;
+    /**
+     * The event's `webhook-id`: the same for every attempt of one change to this endpoint.
+     */
+    event_id: string;
+    /**
+     * The event's type (`job.updated`, `job.deleted`, `sync.reset`).
+     */
+    event_type: string;
+    /**
+     * The job the event names; null for `sync.reset`.
+     */
+    job_id: string | null;
+    /**
+     * Which attempt of the event this was, from 1.
+     */
+    attempt: number;
+    /**
+     * `delivered`: the endpoint answered 2xx. `failed`: anything else (another status, a 3xx included, which is not followed; no answer; the endpoint disabled).
+     */
+    outcome: 'delivered' | 'failed';
+    /**
+     * The status the endpoint answered; null when it did not.
+     */
+    status_code: number | null;
+    /**
+     * Why the attempt failed; null when delivered.
+     */
+    error: string | null;
+    /**
+     * How long the attempt took.
+     */
+    duration_ms: number | null;
+    /**
+     * When the attempt was made.
+     */
+    attempted_at: string;
+    /**
+     * When the event will be tried again; null when it will not (delivered, given up after the last retry, or the endpoint disabled: `recover` resends it).
+     */
+    next_attempt_at: string | null;
+};
+
+/**
+ * WebhookDeliveryList
+ *
+ * A page of an endpoint's delivery attempts, newest first.
+ */
+export type WebhookDeliveryList = {
+    /**
+     * Attempts of this page, newest first.
+     */
+    data: Array<WebhookDelivery>;
+    /**
+     * Pass as `cursor` for the next page; null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+/**
+ * WebhookSecretRotated
+ *
+ * The endpoint's new signing secret (shown this once).
+ */
+export type WebhookSecretRotated = {
+    /**
+     * The signing secret (Standard Webhooks: `whsec_` and the base64 of 32 random bytes). Shown only here: keep it to verify `webhook-signature`.
+     */
+    secret: string;
+    /**
+     * Until when the previous secret signs every delivery too (a second `v1,` signature); null when it stopped at once (`grace_seconds` 0).
+     */
+    previous_secret_expires_at: string | null;
+};
+
+/**
+ * WebhookEventsScheduled
+ *
+ * Events scheduled to be sent again, at once.
+ */
+export type WebhookEventsScheduled = {
+    /**
+     * Events scheduled to be sent again.
+     */
+    scheduled: number;
+};
+
+/**
+ * WebhookEvent
+ *
+ * An event, as POSTed to an endpoint: thin (the job's id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`.
+ */
+export type WebhookEvent = {
+    /**
+     * `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint's position: a restore, or a long stop); walk the list again.
+     */
+    type: 'job.updated' | 'job.deleted' | 'sync.reset';
+    /**
+     * When the change was seen.
+     */
+    timestamp: string;
+    data: {
+        /**
+         * The job; for `sync.reset`, the endpoint.
+         */
+        id: string;
+        /**
+         * For `sync.reset`.
+         */
+        reason?: 'changes_may_have_been_missed';
+    };
 };
 
 export type GetMeData = {
@@ -578,3 +794,686 @@ export type ListJobsResponses = {
 };
 
 export type ListJobsResponse = ListJobsResponses[keyof ListJobsResponses];
+
+export type ListWebhookEndpointsData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Items per page.
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page, unchanged.
+         */
+        cursor?: string;
+    };
+    url: '/api/webhook_endpoints';
+};
+
+export type ListWebhookEndpointsErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type ListWebhookEndpointsError = ListWebhookEndpointsErrors[keyof ListWebhookEndpointsErrors];
+
+export type ListWebhookEndpointsResponses = {
+    /**
+     * A page of endpoints.
+     */
+    200: WebhookEndpointList;
+};
+
+export type ListWebhookEndpointsResponse = ListWebhookEndpointsResponses[keyof ListWebhookEndpointsResponses];
+
+export type CreateWebhookEndpointData = {
+    body: {
+        /**
+         * Where events are POSTed: https, at a public address (loopback, private, link-local, cloud metadata and other non-public addresses are refused, when the endpoint is made and again at every connection). No redirect is followed.
+         */
+        url: string;
+        /**
+         * Event types to send (`job.updated`, `job.deleted`); `sync.reset` is always sent.
+         */
+        events?: Array<'job.updated' | 'job.deleted'>;
+        /**
+         * Free text, for the partner.
+         */
+        description?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/webhook_endpoints';
+};
+
+export type CreateWebhookEndpointErrors = {
+    /**
+     * A path, query or body value is invalid (`details` names each one): a URL that is not https, or not at a public address, is refused here.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type CreateWebhookEndpointError = CreateWebhookEndpointErrors[keyof CreateWebhookEndpointErrors];
+
+export type CreateWebhookEndpointResponses = {
+    /**
+     * The new endpoint, with its signing secret.
+     */
+    201: WebhookEndpointCreated;
+};
+
+export type CreateWebhookEndpointResponse = CreateWebhookEndpointResponses[keyof CreateWebhookEndpointResponses];
+
+export type DeleteWebhookEndpointData = {
+    body?: never;
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}';
+};
+
+export type DeleteWebhookEndpointErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint in the caller's organization (missing, or another organization's).
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type DeleteWebhookEndpointError = DeleteWebhookEndpointErrors[keyof DeleteWebhookEndpointErrors];
+
+export type DeleteWebhookEndpointResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteWebhookEndpointResponse = DeleteWebhookEndpointResponses[keyof DeleteWebhookEndpointResponses];
+
+export type GetWebhookEndpointData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}';
+};
+
+export type GetWebhookEndpointErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint in the caller's organization (missing, or another organization's).
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type GetWebhookEndpointError = GetWebhookEndpointErrors[keyof GetWebhookEndpointErrors];
+
+export type GetWebhookEndpointResponses = {
+    /**
+     * The endpoint.
+     */
+    200: WebhookEndpoint;
+};
+
+export type GetWebhookEndpointResponse = GetWebhookEndpointResponses[keyof GetWebhookEndpointResponses];
+
+export type UpdateWebhookEndpointData = {
+    body: {
+        /**
+         * Where events are POSTed: https, at a public address (loopback, private, link-local, cloud metadata and other non-public addresses are refused, when the endpoint is made and again at every connection). No redirect is followed.
+         */
+        url?: string;
+        /**
+         * Event types to send (`job.updated`, `job.deleted`); `sync.reset` is always sent.
+         */
+        events?: Array<'job.updated' | 'job.deleted'>;
+        /**
+         * Free text, for the partner; null removes it.
+         */
+        description?: string | null;
+        /**
+         * `disabled` stops sending (what is missed meanwhile is recorded as failed, for `recover`); `enabled` starts again, told what the key making this call may read.
+         */
+        status?: 'enabled' | 'disabled';
+    };
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}';
+};
+
+export type UpdateWebhookEndpointErrors = {
+    /**
+     * A path, query or body value is invalid (`details` names each one): a URL that is not https, or not at a public address, is refused here.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint in the caller's organization (missing, or another organization's).
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type UpdateWebhookEndpointError = UpdateWebhookEndpointErrors[keyof UpdateWebhookEndpointErrors];
+
+export type UpdateWebhookEndpointResponses = {
+    /**
+     * The endpoint, changed.
+     */
+    200: WebhookEndpoint;
+};
+
+export type UpdateWebhookEndpointResponse = UpdateWebhookEndpointResponses[keyof UpdateWebhookEndpointResponses];
+
+export type RotateWebhookSecretData = {
+    body: {
+        /**
+         * How long the previous secret keeps signing too (both signatures on every delivery), so that the receiver can switch: 24 hours by default, 0 after a leak.
+         */
+        grace_seconds?: number;
+    };
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}/rotate_secret';
+};
+
+export type RotateWebhookSecretErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint in the caller's organization (missing, or another organization's).
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type RotateWebhookSecretError = RotateWebhookSecretErrors[keyof RotateWebhookSecretErrors];
+
+export type RotateWebhookSecretResponses = {
+    /**
+     * The new secret.
+     */
+    200: WebhookSecretRotated;
+};
+
+export type RotateWebhookSecretResponse = RotateWebhookSecretResponses[keyof RotateWebhookSecretResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: {
+        /**
+         * Items per page.
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page, unchanged.
+         */
+        cursor?: string;
+    };
+    url: '/api/webhook_endpoints/{endpointId}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint (or attempt) in the caller's organization.
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * A page of attempts.
+     */
+    200: WebhookDeliveryList;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type RedeliverWebhookEventData = {
+    body?: never;
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+        /**
+         * Identifier of a delivery attempt.
+         */
+        deliveryId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}/deliveries/{deliveryId}/redeliver';
+};
+
+export type RedeliverWebhookEventErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint (or attempt) in the caller's organization.
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type RedeliverWebhookEventError = RedeliverWebhookEventErrors[keyof RedeliverWebhookEventErrors];
+
+export type RedeliverWebhookEventResponses = {
+    /**
+     * Scheduled.
+     */
+    202: WebhookEventsScheduled;
+};
+
+export type RedeliverWebhookEventResponse = RedeliverWebhookEventResponses[keyof RedeliverWebhookEventResponses];
+
+export type RecoverWebhookEventsData = {
+    body: {
+        /**
+         * Resend every event whose last attempt since this time failed and will not be tried again (given up, or missed while the endpoint was disabled).
+         */
+        since: string;
+    };
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}/recover';
+};
+
+export type RecoverWebhookEventsErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint (or attempt) in the caller's organization.
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type RecoverWebhookEventsError = RecoverWebhookEventsErrors[keyof RecoverWebhookEventsErrors];
+
+export type RecoverWebhookEventsResponses = {
+    /**
+     * Scheduled.
+     */
+    202: WebhookEventsScheduled;
+};
+
+export type RecoverWebhookEventsResponse = RecoverWebhookEventsResponses[keyof RecoverWebhookEventsResponses];
+
+export type WebhookJobUpdatedWebhookPayload = WebhookEvent;
+
+export type WebhookJobUpdatedWebhookRequest = {
+    body: WebhookJobUpdatedWebhookPayload;
+    key: 'job.updated';
+    path?: never;
+    query?: never;
+};
+
+export type WebhookJobDeletedWebhookPayload = WebhookEvent;
+
+export type WebhookJobDeletedWebhookRequest = {
+    body: WebhookJobDeletedWebhookPayload;
+    key: 'job.deleted';
+    path?: never;
+    query?: never;
+};
+
+export type WebhookSyncResetWebhookPayload = WebhookEvent;
+
+export type WebhookSyncResetWebhookRequest = {
+    body: WebhookSyncResetWebhookPayload;
+    key: 'sync.reset';
+    path?: never;
+    query?: never;
+};

@@ -1,0 +1,98 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { ApiError, invalidRequest } from '../errors.js'
+import { webhookDeliveryExample } from '../schemas/examples.js'
+import { ConditionalHeaders } from '../schemas/params.js'
+import { errorResponses, notModifiedResponse, okResponse, writeResponse } from '../schemas/responses.js'
+import { DeliveryParams, EndpointParams, ListQuery, RecoverBody, WebhookDeliveryListSchema, WebhookEventsScheduledSchema } from '../schemas/webhooks.js'
+import type { SignedJson } from '../signed-json.js'
+import { endpointState, listDeliveries, recover, redeliver } from './deliveries.js'
+import { endpointNotFound, knownFieldsOnly } from './endpoint-routes.js'
+import { ListCursors } from './list-cursor.js'
+import type { Webhooks } from './service.js'
+
+// An endpoint's deliveries: the record of every attempt, and sending events again (issue 41).
+
+const NOT_FOUND = { 404: 'No such endpoint (or attempt) in the caller\'s organization.' }
+const tags = ['Webhooks']
+const disabled = (): ApiError => invalidRequest([{ path: 'params/endpointId', message: 'is disabled: enable it first (PATCH with status enabled)' }])
+
+const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: SignedJson }> = async (app, { webhooks, signer }) => {
+  const cursors = new ListCursors(signer, 'webhook-deliveries')
+
+  app.get('/webhook_endpoints/:endpointId/deliveries', {
+    schema: {
+      operationId: 'listWebhookDeliveries',
+      summary: 'List an endpoint\'s delivery attempts',
+      description: 'Every attempt to deliver an event to the endpoint, newest first, `limit` per page (kept WEBHOOK_DELIVERY_RETENTION_DAYS, 30 by default): its event, its outcome, the status answered or why there was none, how long it took, and when the event will be tried again. Needs `webhooks:read`.',
+      tags,
+      security: [{ bearerAuth: ['webhooks:read'] }],
+      params: EndpointParams,
+      querystring: ListQuery,
+      headers: ConditionalHeaders,
+      response: {
+        200: okResponse(Type.Ref(WebhookDeliveryListSchema), 'A page of attempts.', { data: [webhookDeliveryExample], next_cursor: null }),
+        304: notModifiedResponse,
+        ...errorResponses([400, 401, 404], NOT_FOUND, { scope: 'webhooks:read' }),
+      },
+    },
+  }, async request => {
+    const organizationId = request.caller.organization.id
+    const { endpointId } = request.params
+    const { limit = 20, cursor } = request.query
+    const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, endpointId)
+    if (cursor !== undefined && after === undefined) throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this list (altered, or made for another endpoint)' }])
+    if (await endpointState(app.prisma, organizationId, endpointId) === null) throw endpointNotFound()
+    const page = await listDeliveries(app.prisma, endpointId, limit, after)
+    return { data: page.deliveries, next_cursor: page.hasMore && page.last !== undefined ? cursors.encode(organizationId, endpointId, page.last) : null }
+  })
+
+  app.post('/webhook_endpoints/:endpointId/deliveries/:deliveryId/redeliver', {
+    schema: {
+      operationId: 'redeliverWebhookEvent',
+      summary: 'Send an event again',
+      description: 'Sends the event of this attempt again, at once, with the same `webhook-id` (a receiver that has it already ignores it). The endpoint must be enabled. Needs `webhooks:write`.',
+      tags,
+      security: [{ bearerAuth: ['webhooks:write'] }],
+      params: DeliveryParams,
+      response: {
+        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 1 }),
+        ...errorResponses([400, 401, 404], NOT_FOUND, { scope: 'webhooks:write' }),
+      },
+    },
+  }, async (request, reply) => {
+    const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
+    if (state === null) throw endpointNotFound()
+    if (!state.enabled) throw disabled()
+    if (!await redeliver(app.prisma, webhooks, request.params.endpointId, request.params.deliveryId)) throw new ApiError(404, 'Webhook delivery not found')
+    reply.code(202)
+    return { scheduled: 1 }
+  })
+
+  app.post('/webhook_endpoints/:endpointId/recover', {
+    preValidation: knownFieldsOnly(RecoverBody),
+    schema: {
+      operationId: 'recoverWebhookEvents',
+      summary: 'Send again what failed since a time',
+      description: 'Sends again, at once, every event whose last attempt since `since` failed and will not be tried again: given up after the last retry, or missed while the endpoint was disabled. So nothing a disabled endpoint missed is lost: enable it, then recover from when it was disabled. The endpoint must be enabled. Needs `webhooks:write`.',
+      tags,
+      security: [{ bearerAuth: ['webhooks:write'] }],
+      params: EndpointParams,
+      body: RecoverBody,
+      response: {
+        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 12 }),
+        ...errorResponses([400, 401, 404], NOT_FOUND, { scope: 'webhooks:write' }),
+      },
+    },
+  }, async (request, reply) => {
+    const since = new Date(request.body.since)
+    if (Number.isNaN(since.getTime())) throw invalidRequest([{ path: 'body/since', message: 'must be a date-time' }])
+    const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
+    if (state === null) throw endpointNotFound()
+    if (!state.enabled) throw disabled()
+    reply.code(202)
+    return { scheduled: await recover(app.prisma, webhooks, request.params.endpointId, since) }
+  })
+}
+
+export default deliveryRoutes

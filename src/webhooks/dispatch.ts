@@ -1,0 +1,154 @@
+import { fromPrisma, type PgBoss } from 'pg-boss'
+import { hasProAccess } from '../auth/caller.js'
+import { grantedScopes } from '../auth/scopes.js'
+import type { Prisma } from '../db/database.js'
+import { clientReader } from '../db/rows.js'
+import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
+import { historyId } from '../jobs/sync/history.js'
+import { syncPage, type SyncPage } from '../jobs/sync/page.js'
+import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from '../jobs/sync/snapshot.js'
+import { enqueueEvents, type QueueDb } from './delivery-queue.js'
+import { changeEventId, resetEventId, type WebhookEvent } from './events.js'
+import { readPosition, storedPosition, type EndpointPosition } from './position.js'
+
+// The dispatcher: reads the change log for every enabled endpoint as a sync reader would
+// (src/jobs/sync/page.ts, from the endpoint's position), and in the same transaction enqueues
+// an event per change for the endpoint and moves its position on. So a change is enqueued
+// exactly when the position passes it, whatever fails when; writers pay nothing for it (the
+// log is the sync's). One instance at a time (an advisory lock); the argument is
+// docs/webhooks-design.md, "Why no change is missed".
+
+const DISPATCH_LOCK = 8146720561340519
+/** Changes read for one group of endpoints in one run; the rest in the next (its position says where). */
+const CHANGES_PER_RUN = 5000
+const PAGE = 100
+
+export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number }
+
+interface Endpoint {
+  id: string
+  organizationId: string
+  events: string[]
+  position: unknown
+  apiKey: { revokedAt: Date | null, expiresAt: Date | null, scopes: string[] } | null
+  organization: { plan: 'free' | 'pro', subscriptionStatus: 'active' | 'trialing' | 'past_due' | 'canceled', currentPeriodEnd: Date | null }
+}
+
+/** What an endpoint may be told now: as the key that made it may read (the rule sync follows). */
+function readable (endpoint: Endpoint, now: Date): { jobs: boolean, analytics: boolean } | undefined {
+  const key = endpoint.apiKey
+  if (key === null || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) return undefined
+  const scopes = grantedScopes(key.scopes)
+  const subscription = { plan: endpoint.organization.plan, status: endpoint.organization.subscriptionStatus, currentPeriodEnd: endpoint.organization.currentPeriodEnd }
+  return { jobs: scopes.includes('jobs:read'), analytics: scopes.includes('analytics:read') && hasProAccess(subscription, now) }
+}
+
+/** The point a page's statement saw: where a position starts over. */
+const pointOf = (page: SyncPage, allowed: { jobs: boolean, analytics: boolean }): EndpointPosition => ({
+  since: bounded(parseSnapshot(page.snapshot)!),
+  generation: page.generation,
+  history: historyId(page.history),
+  analytics: allowed.analytics,
+  jobs: allowed.jobs,
+})
+
+type Tx = PrismaNamespace.TransactionClient
+
+/**
+ * Reads what changed since `position` for one organization (pages of the change log, in its
+ * order) and where the position goes next: the intersection of what the pages saw, or, cut
+ * short, where the next run resumes. `reset`: the position can no longer be answered exactly
+ * (expired, another database history, or the key may now read what earlier runs skipped).
+ */
+async function readChanges (tx: Tx, organizationId: string, position: EndpointPosition, allowed: { jobs: boolean, analytics: boolean }): Promise<{ changes: SyncPage['changes'], next: EndpointPosition, reset: boolean }> {
+  const reader = clientReader(tx)
+  const since = { seen: position.since, generation: position.generation }
+  let after = position.resume?.after
+  let seen: Snapshot | undefined = position.resume?.seen
+  const changes: SyncPage['changes'] = []
+  for (;;) {
+    const page = await syncPage(reader, organizationId, { since, limit: PAGE, analytics: allowed.analytics, ...(after !== undefined ? { after } : {}) })
+    const here = parseSnapshot(page.snapshot)!
+    const skippedBefore = (allowed.analytics && !position.analytics) || (allowed.jobs && !position.jobs)
+    if (page.expired || historyId(page.history) !== position.history || skippedBefore) return { changes: [], next: pointOf(page, allowed), reset: true }
+    changes.push(...page.changes)
+    seen = seen === undefined ? here : intersect(seen, here)
+    if (page.nextAfter === undefined) {
+      return { changes, next: { since: bounded(seen), generation: position.generation, history: position.history, analytics: position.analytics && allowed.analytics, jobs: position.jobs && allowed.jobs }, reset: false }
+    }
+    after = page.nextAfter
+    if (changes.length >= CHANGES_PER_RUN) {
+      return { changes, next: { ...position, analytics: position.analytics && allowed.analytics, jobs: position.jobs && allowed.jobs, resume: { after, seen } }, reset: false }
+    }
+  }
+}
+
+/**
+ * One run of the dispatcher: every enabled endpoint's changes since its position, enqueued as
+ * events, and its position moved on, in one REPEATABLE READ transaction (one snapshot for
+ * every read, so that endpoints of one organization read together end at one position and
+ * are read together from then on). Undefined when another instance holds the run.
+ */
+export async function dispatchChanges (prisma: Prisma, boss: PgBoss, now: () => Date = () => new Date()): Promise<DispatchResult | undefined> {
+  return await prisma.$transaction(async tx => {
+    const [lock] = await tx.$queryRaw<Array<{ got: boolean }>>`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS got`
+    if (lock?.got !== true) return undefined
+    const at = now()
+    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0 }
+    const endpoints: Endpoint[] = await tx.webhookEndpoint.findMany({
+      where: { status: 'enabled' },
+      select: {
+        id: true,
+        organizationId: true,
+        events: true,
+        position: true,
+        apiKey: { select: { revokedAt: true, expiresAt: true, scopes: true } },
+        organization: { select: { plan: true, subscriptionStatus: true, currentPeriodEnd: true } },
+      },
+      orderBy: { id: 'asc' },
+    })
+    // Endpoints at one position of one organization, told the same, are read once.
+    const groups = new Map<string, { organizationId: string, position: EndpointPosition | undefined, allowed: { jobs: boolean, analytics: boolean }, endpoints: Endpoint[] }>()
+    const revoked: string[] = []
+    for (const endpoint of endpoints) {
+      const allowed = readable(endpoint, at)
+      if (allowed === undefined) { revoked.push(endpoint.id); continue }
+      const position = readPosition(endpoint.position)
+      const key = `${endpoint.organizationId}|${JSON.stringify(endpoint.position)}|${allowed.jobs}|${allowed.analytics}`
+      const group = groups.get(key) ?? groups.set(key, { organizationId: endpoint.organizationId, position, allowed, endpoints: [] }).get(key)!
+      group.endpoints.push(endpoint)
+    }
+    if (revoked.length > 0) {
+      // The key that made them is revoked, expired or gone: they may be told nothing more.
+      await tx.webhookEndpoint.updateMany({ where: { id: { in: revoked } }, data: { status: 'disabled', disabledReason: 'key_revoked' } })
+      result.disabled = revoked.length
+    }
+    const db: QueueDb = fromPrisma(tx)
+    const seenAt = at.toISOString()
+    for (const group of groups.values()) {
+      // A position that cannot be read (edited by hand) starts over like an expired one.
+      const start = group.position ?? { since: { xmin: 1n, xmax: 1n, xip: [] }, generation: -1, history: '', analytics: true, jobs: true }
+      const { changes, next, reset } = await readChanges(tx, group.organizationId, start, group.allowed)
+      for (const endpoint of group.endpoints) {
+        const events: WebhookEvent[] = []
+        if (reset) {
+          events.push({ id: resetEventId(endpoint.id, snapshotText(next.since)), type: 'sync.reset', subject: endpoint.id, at: seenAt, attempt: 1 })
+          result.resets++
+        } else if (group.allowed.jobs) {
+          for (const change of changes) {
+            const type = change.present ? 'job.updated' : 'job.deleted'
+            if (endpoint.events.includes(type)) events.push({ id: changeEventId(endpoint.id, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
+          }
+        }
+        await enqueueEvents(boss, endpoint.id, events, { db })
+        result.events += events.length
+      }
+      if (reset || changes.length > 0 || JSON.stringify(storedPosition(next)) !== JSON.stringify(group.position === undefined ? null : storedPosition(group.position))) {
+        // In SQL: the client would set updated_at, which says when the partner changed it.
+        await tx.$executeRaw`UPDATE webhook_endpoints SET position = ${JSON.stringify(storedPosition(next))}::jsonb WHERE id = ANY (${group.endpoints.map(e => e.id)}::uuid[])`
+      }
+      result.endpoints += group.endpoints.length
+    }
+    return result
+  }, { isolationLevel: PrismaNamespace.TransactionIsolationLevel.RepeatableRead, maxWait: 5000, timeout: 60_000 })
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto'
+import type { Prisma } from '../db/database.js'
+import { invalidRequest } from '../errors.js'
+import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
+import { historyId } from '../jobs/sync/history.js'
+import { SYNC_POINT } from '../jobs/sync/point.js'
+import { bounded, parseSnapshot } from '../jobs/sync/snapshot.js'
+import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint, type WebhookEndpointCreated } from '../schemas/webhooks.js'
+import { storedPosition } from './position.js'
+import type { Webhooks } from './service.js'
+import { newSigningSecret } from './signing.js'
+
+// An organization's webhook endpoints, through Prisma's query builder (the design card's way:
+// none of this is on a hot path). Each query names the caller's organization: another
+// organization's endpoint is a 404, like a missing one.
+
+const FIELDS = { id: true, url: true, events: true, description: true, status: true, disabledReason: true, createdAt: true, updatedAt: true } as const
+type Row = { [K in keyof typeof FIELDS]: K extends 'status' ? 'enabled' | 'disabled' : K extends 'createdAt' | 'updatedAt' ? Date : K extends 'events' ? string[] : string | null } & { id: string, url: string }
+
+export const presentEndpoint = (row: Row): WebhookEndpoint => ({
+  id: row.id,
+  url: row.url,
+  events: row.events as WebhookEndpoint['events'],
+  description: row.description,
+  status: row.status,
+  disabled_reason: row.disabledReason,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+})
+
+export interface Caller { organizationId: string, apiKeyId: string }
+
+/** The URL, or a 400 on `body/url` saying why it may not be an endpoint's. */
+async function checkedUrl (webhooks: Webhooks, url: string): Promise<string> {
+  const refused = await webhooks.guard.refusal(url)
+  if (refused !== undefined) throw invalidRequest([{ path: 'body/url', message: refused }])
+  return url
+}
+
+/**
+ * Where a new endpoint starts in the change log: what the primary sees now (changes
+ * committed later, or in progress now, are its events).
+ */
+async function startingPosition (prisma: Prisma): Promise<PrismaNamespace.InputJsonValue> {
+  const [point] = await prisma.$queryRaw<Array<{ snapshot: string, generation: number, history: string }>>(SYNC_POINT(true))
+  return storedPosition({ since: bounded(parseSnapshot(point!.snapshot)!), generation: point!.generation, history: historyId(point!.history), analytics: true, jobs: true }) as unknown as PrismaNamespace.InputJsonValue
+}
+
+export async function createEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, body: { url: string, events?: string[], description?: string }): Promise<WebhookEndpointCreated> {
+  const url = await checkedUrl(webhooks, body.url)
+  const id = randomUUID()
+  const secret = newSigningSecret()
+  const sealed = (await webhooks.secrets()).seal(id, secret)
+  const row = await prisma.webhookEndpoint.create({
+    data: {
+      id,
+      organizationId: caller.organizationId,
+      apiKeyId: caller.apiKeyId,
+      url,
+      events: body.events ?? [...WEBHOOK_EVENT_TYPES],
+      description: body.description ?? null,
+      secret: sealed,
+      position: await startingPosition(prisma),
+    },
+    select: FIELDS,
+  })
+  return { id: row.id, url: row.url, events: row.events as WebhookEndpoint['events'], description: row.description, status: 'enabled', secret, created_at: row.createdAt.toISOString() }
+}
+
+export async function findEndpoint (prisma: Prisma, organizationId: string, id: string): Promise<WebhookEndpoint | null> {
+  const row = await prisma.webhookEndpoint.findFirst({ where: { id, organizationId }, select: FIELDS })
+  return row === null ? null : presentEndpoint(row)
+}
+
+/** A page of the organization's endpoints, newest first, after `after` (the last of the previous page). */
+export async function listEndpoints (prisma: Prisma, organizationId: string, limit: number, after?: { createdAt: Date, id: string }): Promise<{ endpoints: WebhookEndpoint[], last?: { createdAt: Date, id: string }, hasMore: boolean }> {
+  const rows = await prisma.webhookEndpoint.findMany({
+    where: { organizationId, ...(after !== undefined ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}) },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: limit + 1,
+    select: FIELDS,
+  })
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return { endpoints: page.map(presentEndpoint), hasMore: rows.length > limit, ...(last !== undefined ? { last: { createdAt: last.createdAt, id: last.id } } : {}) }
+}
+
+export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
+  const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}
+  if (body.url !== undefined) data.url = await checkedUrl(webhooks, body.url)
+  if (body.events !== undefined) data.events = body.events
+  if (body.description !== undefined) data.description = body.description
+  // Enabled again: told what the key enabling it may read, from where it stopped (what it
+  // missed while disabled is sent then), its failures forgotten.
+  if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, failingSince: null, apiKeyId: caller.apiKeyId })
+  if (body.status === 'disabled') Object.assign(data, { status: 'disabled', disabledReason: 'requested' })
+  const { count } = await prisma.webhookEndpoint.updateMany({ where: { id, organizationId: caller.organizationId }, data })
+  return count === 0 ? null : await findEndpoint(prisma, caller.organizationId, id)
+}
+
+export async function deleteEndpoint (prisma: Prisma, organizationId: string, id: string): Promise<boolean> {
+  return (await prisma.webhookEndpoint.deleteMany({ where: { id, organizationId } })).count > 0
+}
+
+/** A new secret; the old one signs too for `graceSeconds` (none with 0). Null when the endpoint is not the organization's. */
+export async function rotateSecret (prisma: Prisma, webhooks: Webhooks, organizationId: string, id: string, graceSeconds: number): Promise<{ secret: string, previousUntil: Date | null } | null> {
+  const current = await prisma.webhookEndpoint.findFirst({ where: { id, organizationId }, select: { secret: true } })
+  if (current === null) return null
+  const secret = newSigningSecret()
+  const box = await webhooks.secrets()
+  const previousUntil = graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000) : null
+  await prisma.webhookEndpoint.updateMany({
+    where: { id, organizationId },
+    data: { secret: box.seal(id, secret), previousSecret: previousUntil === null ? null : current.secret, previousSecretUntil: previousUntil },
+  })
+  return { secret, previousUntil }
+}

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto'
+
+// The events partners are sent (docs/webhooks-design.md): thin, per Standard Webhooks, the
+// job's id and never its fields (the partner reads the job, or syncs), so that their order
+// and a duplicate do no harm.
+
+/** The types an endpoint may ask for; `sync.reset` is sent to every endpoint when it happens. */
+export const EVENT_TYPES = ['job.updated', 'job.deleted'] as const
+export type SubscribableType = typeof EVENT_TYPES[number]
+export type EventType = SubscribableType | 'sync.reset'
+
+/** An event for one endpoint, as a delivery job carries it. */
+export interface WebhookEvent {
+  /** `webhook-id`: the same for every attempt of this change to this endpoint. */
+  id: string
+  type: EventType
+  /** The job it names; for sync.reset, the endpoint. */
+  subject: string
+  /** When the change was seen (ISO 8601): the body's `timestamp`. */
+  at: string
+  /** Which attempt this is, from 1. */
+  attempt: number
+}
+
+/**
+ * `webhook-id` of a change to an endpoint, from the change log's entry (the transaction and
+ * the job): never minted per attempt, so that a receiver recognizes a retry.
+ */
+export function changeEventId (endpointId: string, xid: string, jobId: string): string {
+  return 'msg_' + createHash('sha256').update(`${endpointId}:${xid}:${jobId}`).digest('base64url').slice(0, 32)
+}
+
+/** `webhook-id` of a reset, from the point the endpoint's position started over at. */
+export function resetEventId (endpointId: string, point: string): string {
+  return 'msg_' + createHash('sha256').update(`${endpointId}:reset:${point}`).digest('base64url').slice(0, 32)
+}
+
+/** The body of an event. */
+export function eventBody (event: Pick<WebhookEvent, 'type' | 'subject' | 'at'>): string {
+  const data = event.type === 'sync.reset'
+    ? { id: event.subject, reason: 'changes_may_have_been_missed' }
+    : { id: event.subject }
+  return JSON.stringify({ type: event.type, timestamp: event.at, data })
+}

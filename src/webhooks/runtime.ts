@@ -1,0 +1,91 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, Gauge } from 'prom-client'
+import { runPeriodically } from '../plugins/periodic.js'
+import { pruneDeliveries } from './deliveries.js'
+import type { DeliveryOutcomes } from './deliver.js'
+import { DELIVERY_QUEUE } from './delivery-queue.js'
+import { dispatchChanges } from './dispatch.js'
+import type { Webhooks } from './service.js'
+
+// The webhooks' moving parts on an instance: the queue opened when the app is ready (and
+// again later if the database was away), and where WEBHOOK_WORKER=on the dispatcher (every
+// WEBHOOK_DISPATCH_INTERVAL_MS; one instance at a time runs it), the delivery workers and the
+// hourly pruning of the delivery record; their metrics; all stopped when the app closes.
+
+const PRUNE_INTERVAL_MS = 3_600_000
+const RETRY_START_MS = 5000
+
+function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
+  const register = app.metricsRegistry
+  const attempts = register === undefined ? undefined : new Counter({ name: 'webhook_delivery_attempts_total', help: 'Webhook delivery attempts made by this instance, by outcome: delivered (2xx), failed (anything else), endpoint_disabled (recorded, not sent).', labelNames: ['outcome'] as const, registers: [register] })
+  if (register !== undefined) {
+    // eslint-disable-next-line no-new
+    new Gauge({
+      name: 'webhook_endpoints_disabled',
+      help: 'Disabled webhook endpoints, by reason (requested, gone: it answered 410, failing: every delivery failed for WEBHOOK_DISABLE_AFTER, key_revoked, operator).',
+      labelNames: ['reason'] as const,
+      registers: [register],
+      async collect () {
+        this.reset()
+        for (const row of await app.prisma.webhookEndpoint.groupBy({ by: ['disabledReason'], where: { status: 'disabled' }, _count: true })) {
+          this.set({ reason: row.disabledReason ?? 'unknown' }, row._count)
+        }
+      },
+    })
+    // eslint-disable-next-line no-new
+    new Gauge({
+      name: 'webhook_oldest_undelivered_seconds',
+      help: 'Per enabled endpoint with events waiting (queued, in flight or to be retried): the age of the oldest change among them.',
+      labelNames: ['endpoint'] as const,
+      registers: [register],
+      async collect () {
+        this.reset()
+        const rows = await app.prisma.$queryRaw<Array<{ endpoint: string, seconds: number }>>`
+          SELECT j.data->>'endpointId' AS endpoint, extract(epoch FROM now() - min((e->>'at')::timestamptz))::float8 AS seconds
+          FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
+          WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active')
+          GROUP BY 1`
+        for (const row of rows) this.set({ endpoint: row.endpoint }, row.seconds)
+      },
+    })
+  }
+  return {
+    attempt: outcome => { attempts?.inc({ outcome }) },
+    disabled: (endpointId, reason, since) => {
+      app.log.warn({ endpoint: endpointId, reason, failing_since: since }, reason === 'gone'
+        ? `webhook endpoint ${endpointId} answered 410 Gone: disabled`
+        : `webhook endpoint ${endpointId} has only failed since ${since?.toISOString() ?? '?'} (WEBHOOK_DISABLE_AFTER ${webhooks.settings.disableAfterMs / 3_600_000} h): disabled`)
+    },
+  }
+}
+
+export default fp(async function webhooksRuntime (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
+  webhooks.reportTo(metrics(app, webhooks))
+  if (app.database.kind === 'server' && webhooks.settings.secretKey === undefined) {
+    app.log.warn('webhooks: WEBHOOK_SECRET_KEY is unset: webhook endpoints can be neither created nor delivered to on this instance (503) until it is set')
+  }
+  // The queue and its workers start once some endpoint is enabled (found at start and every
+  // RETRY_START_MS after, or made through this instance): until then an instance pays nothing
+  // for webhooks.
+  let started = false
+  const startWhenUsed = async (): Promise<void> => {
+    if (started) return
+    if (await app.prisma.webhookEndpoint.count({ where: { status: 'enabled' } }) === 0) return
+    await webhooks.start()
+    started = true
+  }
+  if (webhooks.settings.worker) {
+    app.addHook('onReady', async () => {
+      await startWhenUsed().catch((error: unknown) => { app.log.warn({ err: error }, `webhooks: the job queue could not be opened; trying again every ${RETRY_START_MS / 1000} s`) })
+    })
+    runPeriodically(app, 'opening the webhooks\' job queue', RETRY_START_MS, startWhenUsed)
+    runPeriodically(app, 'dispatching changes to webhook endpoints', webhooks.settings.dispatchIntervalMs, async () => {
+      if (!started) return
+      await dispatchChanges(app.prisma, await webhooks.queue())
+    })
+    runPeriodically(app, 'pruning the webhook delivery record', PRUNE_INTERVAL_MS, async () => { await pruneDeliveries(app.prisma, webhooks.settings.retentionDays) })
+  }
+  webhooks.onStart(() => { started = true })
+  app.addHook('onClose', async () => { await webhooks.stop(5000) })
+}, { name: 'webhooks', dependencies: ['prisma', 'draining'] })

@@ -1,0 +1,48 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+
+// Endpoints' signing secrets are stored encrypted (AES-256-GCM), so that a dump of the database
+// alone does not let anyone sign as the service. The key is the operator's
+// (WEBHOOK_SECRET_KEY, the same on every instance); the embedded database makes one and keeps
+// it beside its data. Each secret is bound to its endpoint's id (the cipher's associated
+// data): a ciphertext copied to another endpoint's row does not open there.
+
+const NONCE = 12
+const TAG = 16
+
+export class SecretBox {
+  constructor (private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('the webhook secret key must be 32 bytes')
+  }
+
+  /** `secret` encrypted for the endpoint `endpointId`: nonce, tag, ciphertext. */
+  seal (endpointId: string, secret: string): Uint8Array<ArrayBuffer> {
+    const nonce = randomBytes(NONCE)
+    const cipher = createCipheriv('aes-256-gcm', this.key, nonce).setAAD(Buffer.from(endpointId))
+    const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
+    return new Uint8Array(Buffer.concat([nonce, cipher.getAuthTag(), sealed]))
+  }
+
+  /** The secret `seal` sealed for `endpointId`; throws on another key, endpoint or a changed box. */
+  open (endpointId: string, box: Uint8Array): string {
+    const bytes = Buffer.from(box)
+    const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, NONCE)).setAAD(Buffer.from(endpointId))
+    decipher.setAuthTag(bytes.subarray(NONCE, NONCE + TAG))
+    return Buffer.concat([decipher.update(bytes.subarray(NONCE + TAG)), decipher.final()]).toString('utf8')
+  }
+}
+
+/** The embedded database's key: DATA_DIR/webhook-secret.key, made on first use, readable by its owner only. */
+export async function embeddedSecretKey (dataDir: string): Promise<Buffer> {
+  const file = join(resolve(dataDir), 'webhook-secret.key')
+  const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return undefined; throw error })
+  if (existing !== undefined) return Buffer.from(existing.trim(), 'base64')
+  const key = randomBytes(32)
+  await mkdir(resolve(dataDir), { recursive: true })
+  // `wx`: two processes starting at once do not each write a key of their own.
+  await writeFile(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error
+  })
+  return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64')
+}

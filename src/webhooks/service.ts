@@ -1,0 +1,155 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { PgBoss } from 'pg-boss'
+import type { Config } from '../config.js'
+import type { Database } from '../db/database.js'
+import { openQueue } from '../db/queue.js'
+import { ApiError, databaseUnavailable } from '../errors.js'
+import { Deliverer, type DeliveryOutcomes } from './deliver.js'
+import { DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
+import { durationMs, durationsMs } from './durations.js'
+import { EgressGuard, type Lookup } from './egress.js'
+import { embeddedSecretKey, SecretBox } from './secrets.js'
+
+// What the webhooks feature holds for the app: the egress guard, the key of the secrets at
+// rest, the job queue (pg-boss), and on an instance that delivers (WEBHOOK_WORKER=on) the
+// delivery workers. The routes enqueue through it; src/webhooks/runtime.ts starts and stops it.
+
+export interface WebhookSettings {
+  allowedNetworks: string[]
+  retryDelaysMs: number[]
+  disableAfterMs: number
+  timeoutMs: number
+  retentionDays: number
+  worker: boolean
+  concurrency: number
+  endpointConcurrency: number
+  dispatchIntervalMs: number
+  secretKey: string | undefined
+  dataDir: string
+}
+
+export const webhookSettings = (config: Config): WebhookSettings => ({
+  allowedNetworks: config.WEBHOOK_ALLOWED_NETWORKS.split(',').filter(Boolean),
+  retryDelaysMs: durationsMs(config.WEBHOOK_RETRY_DELAYS),
+  disableAfterMs: durationMs(config.WEBHOOK_DISABLE_AFTER),
+  timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
+  worker: config.WEBHOOK_WORKER === 'on',
+  concurrency: config.WEBHOOK_CONCURRENCY,
+  endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+  dispatchIntervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
+  secretKey: config.WEBHOOK_SECRET_KEY,
+  dataDir: config.DATA_DIR,
+})
+
+const unref = <T extends { unref: () => unknown }>(timer: T): T => { timer.unref(); return timer }
+const UNREF_CLOCK = {
+  now: () => Date.now(),
+  setTimeout: (fn: () => void, ms: number) => unref(setTimeout(fn, ms)),
+  clearTimeout: (handle: unknown) => { clearTimeout(handle as NodeJS.Timeout) },
+  setInterval: (fn: () => void, ms: number) => unref(setInterval(fn, ms)),
+  clearInterval: (handle: unknown) => { clearInterval(handle as NodeJS.Timeout) },
+}
+
+/** Webhooks cannot keep secrets on this instance: a server database and no WEBHOOK_SECRET_KEY. */
+const notConfigured = (): ApiError => new ApiError(503, 'Webhooks are not configured on this instance: the operator must set WEBHOOK_SECRET_KEY.', {}, { 'retry-after': '60' })
+
+export class Webhooks {
+  readonly guard: EgressGuard
+  private box: Promise<SecretBox> | undefined
+  private boss: PgBoss | undefined
+  private starting: Promise<PgBoss> | undefined
+  private readonly started: Array<() => void> = []
+  private outcomes: DeliveryOutcomes | undefined
+
+  constructor (private readonly database: Database, readonly settings: WebhookSettings, private readonly log: FastifyBaseLogger, lookup?: Lookup) {
+    this.guard = new EgressGuard(settings.allowedNetworks, lookup)
+  }
+
+  /** The box that seals and opens endpoints' secrets. */
+  async secrets (): Promise<SecretBox> {
+    this.box ??= (async () => {
+      if (this.settings.secretKey !== undefined) return new SecretBox(Buffer.from(this.settings.secretKey, 'base64'))
+      if (this.database.kind === 'embedded') return new SecretBox(await embeddedSecretKey(this.settings.dataDir))
+      throw notConfigured()
+    })().catch((error: unknown) => { this.box = undefined; throw error })
+    return await this.box
+  }
+
+  /** Calls `listener` once the queue has started, whoever started it. */
+  onStart (listener: () => void): void { this.started.push(listener) }
+
+  /** Where the delivery workers report what they did (metrics, logs); before the queue starts. */
+  reportTo (outcomes: DeliveryOutcomes): void { this.outcomes = outcomes }
+
+  /** The started queue (starting it, with its workers where this instance delivers); a 503 while it cannot be reached. */
+  async queue (): Promise<PgBoss> {
+    if (this.boss !== undefined) return this.boss
+    try {
+      return await this.start()
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhooks: the job queue is not reachable')
+      throw databaseUnavailable()
+    }
+  }
+
+  /**
+   * Opens the queue (and, on a delivering instance, its workers); once, however often it is
+   * asked.
+   */
+  async start (): Promise<PgBoss> {
+    this.starting ??= (async () => {
+      const { worker, concurrency } = this.settings
+      const embedded = this.database.kind === 'embedded'
+      const boss = openQueue(this.database.queue, {
+        // Its timers and idle connections keep no process alive (the app's close stops them).
+        clock: UNREF_CLOCK,
+        // Maintenance (expiry, heartbeats, deletion) where workers run; a dead worker's job is
+        // found within heartbeatSeconds (10) + monitorIntervalSeconds.
+        supervise: worker,
+        schedule: false,
+        monitorIntervalSeconds: 10,
+        useListenNotify: worker,
+        reindex: false,
+      })
+      boss.on('error', error => { this.log.warn({ err: error }, 'webhooks: the job queue reported an error') })
+      boss.on('warning', warning => { this.log.warn({ warning }, 'webhooks: the job queue warns') })
+      await boss.start()
+      try {
+        await ensureDeliveryQueue(boss)
+        if (worker) {
+          // One job (an endpoint's batch of events) per worker; one job per endpoint at a time,
+          // over every instance. The embedded database serializes every query: fewer workers.
+          const workers: string[] = []
+          // A retry's job is not announced when it falls due (pg-boss notifies new jobs only):
+          // the instance that scheduled it wakes its workers then, rather than at their next poll.
+          const wake = (at: Date): void => {
+            setTimeout(() => { for (const id of workers) boss.notifyWorker(id) }, Math.max(0, at.getTime() - Date.now()) + 10).unref()
+          }
+          const deliverer = new Deliverer({ prisma: this.database.prisma, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
+          for (let i = 0; i < (embedded ? Math.min(concurrency, 4) : concurrency); i++) {
+            workers.push(await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: 1, groupConcurrency: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 },
+              async ([job]) => { await deliverer.deliver(job!.data) }))
+          }
+        }
+      } catch (error) {
+        await boss.stop({ graceful: false }).catch(() => {})
+        throw error
+      }
+      this.boss = boss
+      for (const listener of this.started) listener()
+      return boss
+    })().catch((error: unknown) => { this.starting = undefined; throw error })
+    return await this.starting
+  }
+
+  /** Stops the workers (waiting up to `timeoutMs` for deliveries under way; pg-boss makes an unfinished one again elsewhere) and the queue. */
+  async stop (timeoutMs: number): Promise<void> {
+    const starting = this.starting
+    this.starting = undefined
+    const boss = await starting?.catch(() => undefined)
+    this.boss = undefined
+    await boss?.stop({ graceful: true, timeout: timeoutMs })
+    this.guard.close()
+  }
+}

@@ -1,0 +1,152 @@
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant, keyWithScopes } from '../helpers/fixtures.js'
+import { makeEndpoint } from '../helpers/webhooks.js'
+
+// /api/webhook_endpoints managed by the partner (issue 41): the secret shown once, scopes,
+// another organization's endpoint a 404, URLs refused at creation (the address guard; no
+// connection is opened to check them, and names resolve through the test resolver only:
+// `localhost`), pagination and its cursors.
+
+// Names as this file's resolver answers them (never a query off the machine).
+const NAMES: Record<string, string[]> = { localhost: ['127.0.0.1'], 'intranet.example': ['10.20.30.40'], 'dual.example': ['93.184.216.34', '10.0.0.1'], 'partner.example': ['93.184.216.34'] }
+const webhookLookup = ((hostname: string, _options: unknown, callback: (error: NodeJS.ErrnoException | null, addresses?: Array<{ address: string, family: number }>) => void) => {
+  const addresses = NAMES[hostname]
+  process.nextTick(() => { addresses === undefined ? callback(Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })) : callback(null, addresses.map(address => ({ address, family: 4 }))) })
+}) as unknown as NonNullable<Parameters<typeof buildTestApp>[1]>['webhookLookup']
+const { app, prisma } = await buildTestApp(t, { env: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' }, webhookLookup })
+const acme = await createTenant(prisma)
+const globex = await createTenant(prisma)
+const base = 'http://127.0.0.1:9/hooks'
+const post = async (tenant: typeof acme, payload: unknown) => await app.inject({ method: 'POST', url: '/api/webhook_endpoints', headers: tenant.auth, payload: payload as Record<string, unknown> })
+
+t.test('create: 201 with the secret, shown once; get and list never show it', async t => {
+  const res = await post(acme, { url: base, description: 'mirror' })
+  t.equal(res.statusCode, 201)
+  t.equal(res.headers['cache-control'], 'no-store', 'the answer with the secret is not to be kept')
+  const body = res.json()
+  t.match(body, { url: base, events: ['job.updated', 'job.deleted'], status: 'enabled', description: 'mirror' })
+  t.match(body.secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'Standard Webhooks\' form: whsec_ and 32 bytes of base64')
+  t.equal(Buffer.from(body.secret.slice(6), 'base64').length, 32)
+  const got = await app.inject({ url: `/api/webhook_endpoints/${body.id}`, headers: acme.auth })
+  t.equal(got.statusCode, 200)
+  t.notOk('secret' in got.json(), 'GET has no secret')
+  t.notOk((await app.inject({ url: '/api/webhook_endpoints', headers: acme.auth })).body.includes(body.secret), 'nor the list')
+  const stored = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: body.id } })
+  t.notOk(Buffer.from(stored.secret).toString('latin1').includes(body.secret.slice(6)) || Buffer.from(stored.secret).includes(Buffer.from(body.secret.slice(6), 'base64')), 'stored encrypted: neither the secret nor its key bytes are in the row')
+})
+
+t.test('scopes: a jobs:read key gets 403 insufficient_scope; webhooks:read reads and does not write; making one needs jobs:read too', async t => {
+  const readOnly = await keyWithScopes(prisma, acme, ['jobs:read'])
+  const denied = await post(readOnly, { url: base })
+  t.equal(denied.statusCode, 403)
+  t.match(denied.json(), { code: 'insufficient_scope', required_scope: 'webhooks:write' })
+  t.equal((await app.inject({ url: '/api/webhook_endpoints', headers: readOnly.auth })).json().required_scope, 'webhooks:read')
+  const reader = await keyWithScopes(prisma, acme, ['webhooks:read'])
+  t.equal((await app.inject({ url: '/api/webhook_endpoints', headers: reader.auth })).statusCode, 200)
+  t.match((await post(reader, { url: base })).json(), { code: 'insufficient_scope', required_scope: 'webhooks:write' })
+  const writerWithoutJobs = await keyWithScopes(prisma, acme, ['webhooks:write'])
+  t.match((await post(writerWithoutJobs, { url: base })).json(), { code: 'insufficient_scope', required_scope: 'jobs:read' }, 'an endpoint is told what its key reads: a key that reads no job makes none')
+  t.equal((await post(await keyWithScopes(prisma, acme, ['webhooks:write', 'jobs:read']), { url: base })).statusCode, 201)
+})
+
+t.test('another organization\'s endpoint is a 404, like a missing one, for every operation', async t => {
+  const theirs = await makeEndpoint(app, globex, base)
+  const ops: Array<{ method: 'GET' | 'PATCH' | 'DELETE' | 'POST', url: string, payload?: Record<string, unknown> }> = [
+    { method: 'GET', url: `/api/webhook_endpoints/${theirs.id}` },
+    { method: 'PATCH', url: `/api/webhook_endpoints/${theirs.id}`, payload: { description: 'mine now' } },
+    { method: 'DELETE', url: `/api/webhook_endpoints/${theirs.id}` },
+    { method: 'POST', url: `/api/webhook_endpoints/${theirs.id}/rotate_secret`, payload: {} },
+    { method: 'GET', url: `/api/webhook_endpoints/${theirs.id}/deliveries` },
+    { method: 'POST', url: `/api/webhook_endpoints/${theirs.id}/recover`, payload: { since: '2026-01-01T00:00:00Z' } },
+  ]
+  for (const op of ops) {
+    const res = await app.inject({ ...op, headers: acme.auth })
+    t.equal(res.statusCode, 404, `${op.method} ${op.url.replace(theirs.id, '{id}')}`)
+    t.equal(res.json().code, 'not_found')
+  }
+  t.notOk((await app.inject({ url: '/api/webhook_endpoints?limit=100', headers: acme.auth })).body.includes(theirs.id), 'not in the list')
+  t.equal((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: theirs.id } })).description, null, 'unchanged')
+})
+
+t.test('URLs that are not https at a public address are refused at creation, 400 on body/url, without a connection', async t => {
+  const refused = [
+    ['http://93.184.216.34/hooks', /plain http/],
+    ['https://127.0.0.2/hooks', /not a public address \(loopback\)/],
+    ['https://10.1.2.3/hooks', /private/],
+    ['https://172.16.0.1/hooks', /private/],
+    ['https://192.168.1.1/hooks', /private/],
+    ['https://169.254.169.254/latest/meta-data', /linkLocal/],
+    ['https://[fd00:ec2::254]/', /uniqueLocal/],
+    ['https://100.64.0.1/', /carrierGradeNat/],
+    ['https://224.0.0.1/', /multicast/],
+    ['https://0.0.0.0/', /unspecified/],
+    ['https://240.0.0.1/', /reserved/],
+    ['https://[::1]/', /loopback/],
+    ['https://[::ffff:10.0.0.1]/', /ipv4Mapped/],
+    ['https://[fe80::1]/', /linkLocal/],
+    ['https://intranet.example/hooks', /intranet\.example resolves to 10\.20\.30\.40 is not a public address \(private\)/],
+    ['https://dual.example/hooks', /dual\.example resolves to 10\.0\.0\.1 is not a public address/],
+    ['http://partner.example/hooks', /plain http/],
+    ['https://unknown.invalid/hooks', /does not resolve/],
+    ['ftp://example.com/', /must be https/],
+    ['https://user:pass@127.0.0.1/', /credentials/],
+    ['not a url', /not an absolute URL/],
+  ] as const
+  for (const [url, why] of refused) {
+    const res = await post(acme, { url })
+    t.equal(res.statusCode, 400, url)
+    t.match(res.json(), { code: 'invalid_request', details: [{ path: 'body/url', message: why }] }, `${url}: ${(res.json() as { details?: Array<{ message: string }> }).details?.[0]?.message}`)
+  }
+  t.equal((await post(acme, { url: 'http://127.0.0.1:1/hooks' })).statusCode, 201, 'an address of WEBHOOK_ALLOWED_NETWORKS: allowed, over http too')
+  t.equal((await post(acme, { url: 'https://93.184.216.34/hooks' })).statusCode, 201, 'a public address over https: allowed (no connection is made to check it)')
+  t.equal((await post(acme, { url: 'https://partner.example/hooks' })).statusCode, 201, 'a name of public addresses only: allowed')
+  t.equal((await post(acme, { url: 'https://localhost/hooks' })).statusCode, 201, 'a name of the allowed network: allowed')
+  const changed = await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${(await makeEndpoint(app, acme, base)).id}`, headers: acme.auth, payload: { url: 'https://10.0.0.1/' } })
+  t.match(changed.json(), { code: 'invalid_request', details: [{ path: 'body/url' }] }, 'a change of URL is checked the same way')
+})
+
+t.test('bad bodies: 400 in the error shape, never a 5xx', async t => {
+  const bodies: unknown[] = [{}, { url: 42 }, { url: base, events: [] }, { url: base, events: ['job.created'] }, { url: base, events: ['job.updated', 'job.updated'] }, { url: base, extra: true }, { url: 'x'.repeat(3000) }, { url: base, description: 'd'.repeat(501) }]
+  for (const body of bodies) {
+    const res = await post(acme, body)
+    t.equal(res.statusCode, 400, JSON.stringify(body).slice(0, 80))
+    t.equal(res.json().code, 'invalid_request')
+  }
+  const id = (await makeEndpoint(app, acme, base)).id
+  for (const payload of [{}, { status: 'paused' }, { events: [] }]) {
+    t.equal((await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${id}`, headers: acme.auth, payload })).statusCode, 400, `PATCH ${JSON.stringify(payload)}`)
+  }
+  t.equal((await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${id}/rotate_secret`, headers: acme.auth, payload: { grace_seconds: -1 } })).statusCode, 400)
+  t.equal((await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${id}/recover`, headers: acme.auth, payload: { since: 'yesterday' } })).statusCode, 400)
+})
+
+t.test('list: newest first, paginated with signed cursors bound to the organization', async t => {
+  const tenant = await createTenant(prisma)
+  const ids: string[] = []
+  for (let i = 0; i < 5; i++) ids.push((await makeEndpoint(app, tenant, base, { description: `n${i}` })).id)
+  const seen: string[] = []
+  let cursor: string | null = null
+  do {
+    const res: Awaited<ReturnType<typeof app.inject>> = await app.inject({ url: `/api/webhook_endpoints?limit=2${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: tenant.auth })
+    t.equal(res.statusCode, 200)
+    seen.push(...res.json().data.map((e: { id: string }) => e.id))
+    cursor = res.json().next_cursor
+  } while (cursor !== null)
+  t.same(seen, [...ids].reverse(), 'every endpoint once, newest first')
+  const first = (await app.inject({ url: '/api/webhook_endpoints?limit=2', headers: tenant.auth })).json().next_cursor as string
+  t.equal((await app.inject({ url: `/api/webhook_endpoints?cursor=${encodeURIComponent(first)}`, headers: acme.auth })).statusCode, 400, 'another organization\'s cursor: 400')
+  t.equal((await app.inject({ url: `/api/webhook_endpoints?cursor=${encodeURIComponent(first.slice(0, -2) + 'xx')}`, headers: tenant.auth })).statusCode, 400, 'an altered one: 400')
+})
+
+t.test('patch, disable, enable, delete', async t => {
+  const id = (await makeEndpoint(app, acme, base)).id
+  const patch = async (payload: Record<string, unknown>) => await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${id}`, headers: acme.auth, payload })
+  t.match((await patch({ events: ['job.deleted'], description: null })).json(), { events: ['job.deleted'], description: null })
+  t.match((await patch({ status: 'disabled' })).json(), { status: 'disabled', disabled_reason: 'requested' })
+  t.match((await patch({ status: 'enabled' })).json(), { status: 'enabled', disabled_reason: null })
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/webhook_endpoints/${id}`, headers: acme.auth })
+  t.equal(deleted.statusCode, 204)
+  t.equal(deleted.body, '')
+  t.equal((await app.inject({ url: `/api/webhook_endpoints/${id}`, headers: acme.auth })).statusCode, 404)
+})
