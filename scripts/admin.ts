@@ -8,7 +8,9 @@ import { createApiKey, createOrganization, createUser, revokeApiKey, setApiKeySc
 import { EVERY_SCOPE, parseScopeList } from '../src/auth/scopes.js'
 import { foldScreenStats, hasDrift, verifyScreenStats } from '../src/admin/screen-stats.js'
 import { expireSyncTokens } from '../src/admin/sync-tokens.js'
-import type { Prisma } from '../src/db/database.js'
+import type { Config } from '../src/config.js'
+import type { Database, Prisma } from '../src/db/database.js'
+import { listEndpoints, recoverEndpoint, setEndpointStatus } from '../src/webhooks/admin.js'
 import type { Plan, SubscriptionStatus } from '../src/generated/prisma/enums.js'
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -16,7 +18,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
   create-org   --name <name> [--plan free|pro] [--status active|trialing|past_due|canceled] [--period-end <ISO date>]
   create-user  --org <organization id> --email <email> --name <name>
   create-key   --user <user id> [--name <label>] [--expires <ISO date>] [--scopes <scopes>]
-               prints the key once. --scopes: jobs:read, analytics:read, comma-separated, or all
+               prints the key once. --scopes: jobs:read, analytics:read, webhooks:read,
+               webhooks:write, comma-separated, or all
                (the default: every scope, including any added later)
   set-scopes   --prefix <srk_xxxxxxxx> | --id <api key id> --scopes <scopes>
                replaces an active key's scopes; every instance applies it within a second
@@ -30,7 +33,15 @@ const USAGE = `usage: npm run admin -- <command> [options]
   expire-sync-tokens
                every sync token made so far answers 410, so partners walk again: after a restore
                from a backup, a failover that may have lost committed transactions, or changes
-               made with the triggers off (session_replication_role = replica, a load without them)`
+               made with the triggers off (session_replication_role = replica, a load without them)
+  list-endpoints   [--org <organization id>]
+               webhook endpoints: url, status, why disabled, failing since when
+  disable-endpoint --id <endpoint id>
+               stops sending to it (reason: operator); the partner sees it disabled
+  enable-endpoint  --id <endpoint id>
+               sends again, from where it stopped
+  recover-endpoint --id <endpoint id> --since <ISO date>
+               sends again every event given up on (or recorded while disabled) since then`
 
 class UsageError extends Error {}
 
@@ -70,7 +81,7 @@ function date (name: string, value: string | undefined): Date | null | undefined
 
 type Options = Record<string, string | undefined>
 /** A command checks its options and returns what it does with the database. */
-type Command = (o: Options) => (prisma: Prisma) => Promise<unknown>
+type Command = (o: Options) => (prisma: Prisma, database: Database, config: Config) => Promise<unknown>
 const commands: Record<string, Command> = {
   'create-org': o => {
     const input = { name: required('name', o.name), plan: oneOf('plan', o.plan, PLANS) ?? 'free', status: oneOf('status', o.status, STATUSES) ?? 'active', currentPeriodEnd: date('period-end', o['period-end']) ?? null }
@@ -119,16 +130,44 @@ const commands: Record<string, Command> = {
   },
   'fold-stats': () => async prisma => ({ folded: await foldScreenStats(prisma) }),
   'expire-sync-tokens': () => async prisma => await expireSyncTokens(prisma),
+  'list-endpoints': o => {
+    const org = o.org === undefined ? undefined : uuid('org', o.org)
+    return async (_prisma, database) => await listEndpoints(database, org)
+  },
+  'disable-endpoint': o => {
+    const id = uuid('id', o.id)
+    return async (_prisma, database) => {
+      if (!await setEndpointStatus(database, id, false)) throw new Error('No endpoint matched.')
+      return { id, status: 'disabled', disabled_reason: 'operator' }
+    }
+  },
+  'enable-endpoint': o => {
+    const id = uuid('id', o.id)
+    return async (_prisma, database) => {
+      if (!await setEndpointStatus(database, id, true)) throw new Error('No endpoint matched.')
+      return { id, status: 'enabled' }
+    }
+  },
+  'recover-endpoint': o => {
+    const id = uuid('id', o.id)
+    const since = date('since', required('since', o.since))
+    if (since === null || since === undefined) throw new UsageError('--since must be an ISO 8601 date')
+    return async (_prisma, database, config) => {
+      const scheduled = await recoverEndpoint(database, config, id, since)
+      if (scheduled === null) throw new Error('No endpoint matched.')
+      return { id, scheduled }
+    }
+  },
 }
 
 async function main (): Promise<number> {
-  let run: (prisma: Prisma) => Promise<unknown>
+  let run: ReturnType<Command>
   try {
     const parsed = parseArgs({
       allowPositionals: true,
       strict: true,
       options: {
-        ...Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id', 'scopes'].map(n => [n, { type: 'string' as const }])),
+        ...Object.fromEntries(['name', 'plan', 'status', 'period-end', 'org', 'email', 'user', 'expires', 'prefix', 'id', 'scopes', 'since'].map(n => [n, { type: 'string' as const }])),
         timeout: { type: 'string' as const },
         fix: { type: 'boolean' as const },
       },
@@ -153,7 +192,7 @@ async function main (): Promise<number> {
   // request may (verify-stats has its own --timeout).
   const db = await openDatabase({ ...config, DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 })
   try {
-    const result = await run(db.prisma)
+    const result = await run(db.prisma, db, config)
     console.log(JSON.stringify(result, (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v, 2))
     return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (error) {

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
 import t from 'tap'
 import { createEmbeddedDataDir, createTestDatabase, serverUrl } from './helpers/database.js'
 
@@ -26,8 +28,10 @@ async function run (target: Record<string, string>, args: string[]): Promise<Res
   })
 }
 
+type Admin = ((...args: string[]) => Promise<Result>) & { target: Record<string, string> }
+
 /** The command on a new migrated database (see above). */
-async function adminOn (t: { teardown: (fn: () => unknown) => void }): Promise<(...args: string[]) => Promise<Result>> {
+async function adminOn (t: { teardown: (fn: () => unknown) => void }): Promise<Admin> {
   let target: Record<string, string>
   if (serverUrl !== undefined) {
     const db = await createTestDatabase()
@@ -38,7 +42,18 @@ async function adminOn (t: { teardown: (fn: () => unknown) => void }): Promise<(
     await createEmbeddedDataDir(dataDir)
     target = { DATA_DIR: dataDir }
   }
-  return async (...args) => await run(target, args)
+  return Object.assign(async (...args: string[]) => await run(target, args), { target })
+}
+
+/** SQL on a command's database, between commands (the embedded one is opened for it, then closed). */
+async function onDatabase (admin: Admin, sql: string): Promise<unknown[]> {
+  if (admin.target.DATABASE_URL !== undefined) {
+    const client = new pg.Client({ connectionString: admin.target.DATABASE_URL })
+    await client.connect()
+    try { return ([await client.query(sql)].flat().at(-1)!).rows } finally { await client.end() }
+  }
+  const db = new PGlite(admin.target.DATA_DIR)
+  try { return (await db.exec(sql)).at(-1)!.rows } finally { await db.close() }
 }
 
 // Where commands refused for their arguments are pointed: an embedded database that does not
@@ -139,4 +154,28 @@ t.test('expire-sync-tokens: a new generation of the change log each time (what i
   const [a, b] = [JSON.parse(first.stdout).generation, JSON.parse(second.stdout).generation]
   t.ok(Number.isSafeInteger(a) && Number.isSafeInteger(b), `generations ${a}, ${b}`)
   t.not(a, b, 'never the same twice in a row')
+})
+
+t.test('webhook endpoints (issue 41): list, disable, enable, recover what was given up', async t => {
+  const admin = await adminOn(t)
+  const created = JSON.parse((await admin('create-org', '--name', 'Hooks', '--plan', 'pro')).stdout) as { id: string }
+  // An endpoint and an event given up on, as the service would have left them.
+  const endpointId = '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e'
+  const seed = `INSERT INTO webhook_endpoints (id, organization_id, url, events, secret) VALUES ('${endpointId}', '${created.id}', 'https://partner.example/hooks', ARRAY['job.updated'], '\\x00');
+    INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, attempted_at)
+    VALUES ('${endpointId}', 'msg_given_up', 'job.updated', gen_random_uuid(), now(), 8, 'failed', 500, now())`
+  await onDatabase(admin, seed)
+  const listed = JSON.parse((await admin('list-endpoints', '--org', created.id)).stdout) as Array<{ id: string, status: string }>
+  t.same(listed.map(e => [e.id, e.status]), [[endpointId, 'enabled']])
+  t.match(JSON.parse((await admin('disable-endpoint', '--id', endpointId)).stdout), { status: 'disabled', disabled_reason: 'operator' })
+  t.match(JSON.parse((await admin('list-endpoints')).stdout), [{ id: endpointId, status: 'disabled', disabledReason: 'operator' }])
+  t.match(JSON.parse((await admin('enable-endpoint', '--id', endpointId)).stdout), { status: 'enabled' })
+  const recovered = await admin('recover-endpoint', '--id', endpointId, '--since', new Date(Date.now() - 3_600_000).toISOString())
+  t.equal(recovered.status, 0, recovered.stderr)
+  t.same(JSON.parse(recovered.stdout), { id: endpointId, scheduled: 1 })
+  const queued = await onDatabase(admin, 'SELECT data->\'events\'->0->>\'id\' AS id, (data->\'events\'->0->>\'attempt\')::int AS attempt FROM pgboss.job WHERE name = \'webhook-delivery\'')
+  t.same(queued, [{ id: 'msg_given_up', attempt: 9 }], 'the event is queued again, its next attempt, with its webhook-id')
+  const missing = await admin('disable-endpoint', '--id', '11111111-1111-4111-8111-111111111111')
+  t.equal(missing.status, 1)
+  t.match(missing.stderr, /No endpoint matched/)
 })
