@@ -1,15 +1,19 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
+import { freePort } from '../helpers/ports.js'
 import { startServer } from '../helpers/server-process.js'
 
 // The SDK as a partner gets it: built, packed with npm pack, installed from the tarball into
 // a project outside the repository, compiled there with tsc against the installed package,
 // and run against the real server with its demo data. What runs: e2e/partner-program.ts
 // (every operation, pagination, typed errors, polling, retries), every TypeScript example of
-// the package's README, and the before/after examples.
+// the package's README, and the before/after examples. The webhook receivers (of the README
+// and examples/) run as servers, sent deliveries signed by the `standardwebhooks` package.
 
 const root = resolve('.')
 const sdk = join(root, 'clients/typescript')
@@ -33,9 +37,12 @@ function mustRun (t: Test, command: string, args: string[], options: { cwd: stri
 const snippets = (markdown: string): string[] => [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(m => m[1]!)
 
 // Started first: the root test would end (and stop them) between awaited subtests otherwise.
-const server = await startServer(t)
+// Webhook endpoints on 127.0.0.1 allowed; nothing listens at WEBHOOK_URL (nothing is sent to
+// it: the demo data does not change).
+const server = await startServer(t, { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' })
 const limited = await startServer(t, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '2' })
-const env = { SCREENING_API_URL: server.baseUrl, SCREENING_API_KEY: server.keys.pro, JOB_ID: server.sampleJobId }
+const WEBHOOK_URL = 'http://127.0.0.1:9/hooks'
+const env = { SCREENING_API_URL: server.baseUrl, SCREENING_API_KEY: server.keys.pro, JOB_ID: server.sampleJobId, WEBHOOK_URL }
 
 let tarball = ''
 await t.test('npm pack: the built package, and only it', async t => {
@@ -58,7 +65,10 @@ const examples = {
   readme: snippets(readFileSync(join(sdk, 'README.md'), 'utf8')),
   before: readFileSync(join(sdk, 'examples/all-analytics-before.ts'), 'utf8'),
   after: readFileSync(join(sdk, 'examples/all-analytics-after.ts'), 'utf8'),
+  receiver: readFileSync(join(sdk, 'examples/webhook-receiver.ts'), 'utf8'),
 }
+/** A README example that is a server (a webhook receiver): run in the background, not to its end. */
+const isServer = (code: string): boolean => code.includes('.listen(')
 
 await t.test('a project outside the repository installs the tarball and compiles against it', async t => {
   mkdirSync(join(project, 'src'), { recursive: true })
@@ -83,6 +93,7 @@ await t.test('a project outside the repository installs the tarball and compiles
   examples.readme.forEach((code, i) => writeFileSync(join(project, `src/readme-${i + 1}.ts`), code))
   writeFileSync(join(project, 'src/before.ts'), examples.before)
   writeFileSync(join(project, 'src/after.ts'), examples.after)
+  writeFileSync(join(project, 'src/receiver.ts'), examples.receiver)
   t.ok(examples.readme.length >= 7, `${examples.readme.length} README examples`)
   mustRun(t, process.execPath, [tsc, '-p', project], { cwd: project })
   t.ok(readdirSync(join(project, 'dist')).includes('program.js'), 'compiled')
@@ -91,17 +102,102 @@ await t.test('a project outside the repository installs the tarball and compiles
 t.test('the partner program: every operation, pages of 1, typed 403 and 404, a 304 from the cache, a 429 retried', async t => {
   const out = mustRun(t, process.execPath, ['dist/program.js'], {
     cwd: project,
-    env: { API_URL: server.baseUrl, PRO_KEY: server.keys.pro, FREE_KEY: server.keys.free, RESTRICTED_KEY: server.keys.restricted, JOB_ID: server.sampleJobId, LIMITED_URL: limited.baseUrl, LIMITED_KEY: limited.keys.pro },
+    env: { API_URL: server.baseUrl, WEBHOOK_URL, PRO_KEY: server.keys.pro, FREE_KEY: server.keys.free, RESTRICTED_KEY: server.keys.restricted, JOB_ID: server.sampleJobId, LIMITED_URL: limited.baseUrl, LIMITED_KEY: limited.keys.pro },
   })
   t.comment(`program output:\n${out}`)
   t.match(out, /^all checks passed$/m)
 })
 
 t.test('every TypeScript example of the README runs', async t => {
-  examples.readme.forEach((_, i) => {
+  examples.readme.forEach((code, i) => {
+    if (isServer(code)) return
     const out = mustRun(t, process.execPath, [`dist/readme-${i + 1}.js`], { cwd: project, env })
     t.ok(out.trim().length > 0, `README example ${i + 1} printed:\n${out}`)
   })
+})
+
+interface Program {
+  url: string
+  lines: () => string[]
+  /** Waits for a line printed (equal to `wanted`, or matching it) and returns it. */
+  until: (wanted: string | RegExp) => Promise<string>
+}
+
+/** A compiled receiver, listening on a free port of 127.0.0.1 until the test ends. */
+async function startProgram (t: Test, file: string, programEnv: Record<string, string>): Promise<Program> {
+  const port = await freePort()
+  const { DATABASE_URL: _, ...inherited } = process.env
+  const child = spawn(process.execPath, [file], { cwd: project, env: { ...inherited, ...env, ...programEnv, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  t.teardown(async () => { if (child.exitCode === null) { child.kill(); await exited } })
+  const lines = (): string[] => out.split('\n').filter(line => line !== '')
+  const until = async (wanted: string | RegExp): Promise<string> => {
+    const find = (): string | undefined => lines().find(line => typeof wanted === 'string' ? line === wanted : wanted.test(line))
+    const deadline = Date.now() + 30_000
+    while (find() === undefined && child.exitCode === null && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    const line = find()
+    if (line === undefined) throw new Error(`${file} did not print ${String(wanted)} (exit ${child.exitCode}):\n${out}`)
+    return line
+  }
+  return { url: `http://127.0.0.1:${port}/hooks`, lines, until }
+}
+
+/** POSTs `event` to `url` as the service would, signed with `secrets` (the standardwebhooks package) at `at`; its status. */
+async function deliver (url: string, event: Record<string, unknown>, options: { id: string, secrets: string[], at?: Date, body?: string }): Promise<number> {
+  const body = JSON.stringify(event)
+  const at = options.at ?? new Date()
+  const signature = options.secrets.map(secret => new Webhook(secret).sign(options.id, at, body)).join(' ')
+  const headers = { 'content-type': 'application/json', 'webhook-id': options.id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature }
+  const res = await fetch(url, { method: 'POST', headers, body: options.body ?? body })
+  await res.arrayBuffer()
+  return res.status
+}
+
+const newSecret = (): string => 'whsec_' + randomBytes(32).toString('base64')
+const event = (type: string, id: string): Record<string, unknown> => ({ type, timestamp: new Date().toISOString(), data: { id, ...(type === 'sync.reset' ? { reason: 'changes_may_have_been_missed' } : {}) } })
+
+t.test('the README\'s webhook receiver: acts once on each verified webhook-id; 400 for a tampered body, another secret, a stale timestamp', async t => {
+  const index = examples.readme.findIndex(isServer)
+  t.ok(index >= 0, 'the README has a receiver')
+  const secret = newSecret()
+  const receiver = await startProgram(t, `dist/readme-${index + 1}.js`, { WEBHOOK_SECRET: secret })
+  await receiver.until('listening')
+  const jobId = server.sampleJobId
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_1', secrets: [secret] }), 204)
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_1', secrets: [secret] }), 204, 'a retry: answered')
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_2', secrets: [secret], body: JSON.stringify(event('job.deleted', jobId)) }), 400, 'a body other than the one signed')
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_3', secrets: [newSecret()] }), 400, 'signed with another secret')
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_4', secrets: [secret], at: new Date(Date.now() - 6 * 60_000) }), 400, 'signed 6 minutes ago')
+  t.equal(await deliver(receiver.url, event('job.deleted', jobId), { id: 'msg_5', secrets: [secret] }), 204)
+  await receiver.until(`job.deleted ${jobId}`)
+  t.same(receiver.lines(), ['listening', `job.updated ${jobId}`, `job.deleted ${jobId}`], 'the retry and the refused deliveries acted on nothing')
+})
+
+t.test('examples/webhook-receiver.ts: a copy of the jobs kept from verified events, with both secrets of a rotation', async t => {
+  const [next, previous] = [newSecret(), newSecret()]
+  const receiver = await startProgram(t, 'dist/receiver.js', { WEBHOOK_SECRET: `${next},${previous}` })
+  const count = Number(/^listening, (\d+) jobs$/.exec(await receiver.until(/^listening, \d+ jobs$/))![1])
+  t.ok(count > 1, `every job of the demo organization walked at start (${count})`)
+  const jobId = server.sampleJobId
+  const missing = '00000000-0000-4000-8000-000000000000'
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_a', secrets: [next, previous] }), 204, 'signed by both, as during the grace')
+  t.equal(await deliver(receiver.url, event('job.updated', jobId), { id: 'msg_a', secrets: [previous] }), 204, 'the same event again, by the previous secret only')
+  t.equal(await deliver(receiver.url, event('job.deleted', jobId), { id: 'msg_b', secrets: [next] }), 204)
+  t.equal(await deliver(receiver.url, event('job.updated', missing), { id: 'msg_c', secrets: [next] }), 204)
+  t.equal(await deliver(receiver.url, event('job.deleted', jobId), { id: 'msg_d', secrets: [newSecret()] }), 400)
+  t.equal(await deliver(receiver.url, event('sync.reset', 'endpoint'), { id: 'msg_e', secrets: [next] }), 204)
+  const reset = `sync.reset: walked again: ${count} jobs; ${count} jobs`
+  await receiver.until(reset)
+  t.same(receiver.lines().slice(1), [
+    `job.updated: ${jobId} is now "Senior Backend Engineer", 80 screens; ${count} jobs`,
+    `job.deleted: ${jobId} removed; ${count - 1} jobs`,
+    `job.updated: ${missing} is gone; ${count - 1} jobs`,
+    'refused: no_matching_signature',
+    reset,
+  ])
 })
 
 t.test('before and after: the same task, the same output, with the bare generated client and with the package', async t => {

@@ -2,7 +2,7 @@
 // with tsc in a project outside the repository and runs it on the demo server). It checks
 // each behaviour, prints one line per check, and exits 1 at the first that does not hold.
 import assert from 'node:assert/strict'
-import { createScreeningClient, EtagCache, ScreeningApiError, type Job } from '@screening/read-api'
+import { createScreeningClient, EtagCache, ScreeningApiError, type Job, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointCreated } from '@screening/read-api'
 
 const env = (name: string): string => {
   const value = process.env[name]
@@ -125,6 +125,32 @@ assert.match(weekly.tzdataVersion ?? '', /^20\d\d[a-z]$/)
 assert.equal(weeklyAgain.notModified, true)
 assert.equal(weeklyAgain.tzdataVersion, weekly.tzdataVersion, 'the 304 replays the header too')
 console.log(`analytics polled: tzdata ${weekly.tzdataVersion}, then a 304 with it`)
+
+// Webhook endpoints (at WEBHOOK_URL, where nothing listens: the demo data does not change, so
+// nothing is sent): made, walked a page of 1 at a time, changed, rotated, deleted.
+const hooks = recording()
+const manager = createScreeningClient({ baseUrl, apiKey: env('PRO_KEY'), fetch: hooks.fetch })
+const made: WebhookEndpointCreated[] = []
+for (const n of [1, 2, 3]) made.push(await manager.createWebhookEndpoint({ url: `${env('WEBHOOK_URL')}/${n}`, description: `partner ${n}` }))
+assert.ok(made.every(e => e.secret.startsWith('whsec_') && e.status === 'enabled'))
+hooks.statuses.length = 0
+const endpoints: WebhookEndpoint[] = []
+for await (const each of manager.listAllWebhookEndpoints({ limit: 1 })) endpoints.push(each)
+assert.ok(made.every(m => endpoints.filter(e => e.id === m.id).length === 1), 'each endpoint made, once')
+assert.ok(hooks.statuses.length >= endpoints.length, 'a request per page of 1')
+const disabled = await manager.updateWebhookEndpoint(made[0]!.id, { status: 'disabled' })
+assert.deepEqual([disabled.status, disabled.disabled_reason], ['disabled', 'requested'])
+const rotated = await manager.rotateWebhookSecret(made[1]!.id, { grace_seconds: 0 })
+assert.ok(rotated.secret.startsWith('whsec_') && rotated.secret !== made[1]!.secret)
+assert.equal(rotated.previous_secret_expires_at, null)
+const attempts: WebhookDelivery[] = []
+for await (const delivery of manager.listAllWebhookDeliveries(made[2]!.id)) attempts.push(delivery)
+assert.deepEqual(attempts, [])
+const unscoped = await thrown(restricted.listWebhookEndpoints())
+assert.deepEqual([unscoped.status, unscoped.code, unscoped.required_scope], [403, 'insufficient_scope', 'webhooks:read'])
+for (const endpoint of made) await manager.deleteWebhookEndpoint(endpoint.id)
+assert.equal((await thrown(manager.getWebhookEndpoint(made[0]!.id))).code, 'not_found')
+console.log(`webhook endpoints: ${made.length} made, ${endpoints.length} walked in ${hooks.statuses.length} pages of 1, one disabled, one rotated, no deliveries; 403 ${unscoped.required_scope} for the restricted key; deleted`)
 
 // A key limited to 2 requests a 2-second window: the third request is answered 429.
 const limitedUrl = env('LIMITED_URL')

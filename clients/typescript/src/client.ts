@@ -2,8 +2,11 @@ import { EtagCache, isNotModified } from './conditional.js'
 import { toScreeningApiError } from './errors.js'
 import { createClient, createConfig, type Client } from './generated/client/index.js'
 import {
-  getJob, getJobAnalytics, getMe, listJobs,
-  type ClientOptions, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type ListJobsData, type Me,
+  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getMe, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
+  recoverWebhookEvents, redeliverWebhookEvent, rotateWebhookSecret, updateWebhookEndpoint,
+  type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type ListJobsData,
+  type ListWebhookEndpointsData, type Me, type UpdateWebhookEndpointData, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpoint,
+  type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookSecretRotated,
 } from './generated/index.js'
 import { retryingFetch, type RetryOptions } from './retry.js'
 import { JobSync } from './sync.js'
@@ -23,6 +26,22 @@ export interface ScreeningClientOptions {
 
 export type JobListQuery = NonNullable<ListJobsData['query']>
 export type AnalyticsQuery = NonNullable<GetJobAnalyticsData['query']>
+/** A page of webhook endpoints or of an endpoint's deliveries: `limit` (1-100, default 20) and `cursor`. */
+export type PageQuery = NonNullable<ListWebhookEndpointsData['query']>
+/** A new webhook endpoint: `url`, and optionally `events` (default both job events) and `description`. */
+export type WebhookEndpointInput = CreateWebhookEndpointData['body']
+/** What to change of an endpoint: any of `url`, `events`, `description`, `status`. */
+export type WebhookEndpointChanges = UpdateWebhookEndpointData['body']
+
+/** Every item of every page, following `next_cursor` until the last page. */
+async function * allPages<T> (page: (cursor: string | undefined) => Promise<{ data: T[], next_cursor: string | null }>): AsyncGenerator<T, void, undefined> {
+  let cursor: string | undefined
+  do {
+    const { data, next_cursor: next } = await page(cursor)
+    yield * data
+    cursor = next ?? undefined
+  } while (cursor !== undefined)
+}
 
 /** A body and whether it is the remembered one (the server answered 304: nothing changed). */
 export interface Polled<T> { data: T, notModified: boolean }
@@ -87,13 +106,8 @@ export class ScreeningClient {
   }
 
   /** Every job of the organization (with `status`: of that status), newest first, page after page. */
-  async * listAllJobs (query: Omit<JobListQuery, 'cursor'> = {}): AsyncGenerator<Job, void, undefined> {
-    let cursor: string | undefined
-    do {
-      const page = await this.listJobs(cursor === undefined ? query : { ...query, cursor })
-      yield * page.data
-      cursor = page.next_cursor ?? undefined
-    } while (cursor !== undefined)
+  listAllJobs (query: Omit<JobListQuery, 'cursor'> = {}): AsyncGenerator<Job, void, undefined> {
+    return allPages(async cursor => await this.listJobs(cursor === undefined ? query : { ...query, cursor }))
   }
 
   /**
@@ -102,6 +116,68 @@ export class ScreeningClient {
    */
   syncJobs (token?: string, options: { limit?: number } = {}): JobSync {
     return new JobSync(async query => await this.listJobs(query), token, options.limit)
+  }
+
+  /**
+   * A new webhook endpoint: the organization's job changes are POSTed to `url` from now on.
+   * The answer's `secret` (`whsec_…`, for `verifyWebhook`) is shown this once. Needs `webhooks:write` and `jobs:read`.
+   */
+  async createWebhookEndpoint (endpoint: WebhookEndpointInput): Promise<WebhookEndpointCreated> {
+    return (await createWebhookEndpoint({ client: this.client, body: endpoint, throwOnError: true })).data
+  }
+
+  /** One page of the organization's webhook endpoints, newest first. Needs `webhooks:read`. */
+  async listWebhookEndpoints (query: PageQuery = {}): Promise<WebhookEndpointList> {
+    return (await listWebhookEndpoints({ client: this.client, query, throwOnError: true })).data
+  }
+
+  /** Every webhook endpoint of the organization, newest first, page after page (`limit` per page). */
+  listAllWebhookEndpoints (query: Omit<PageQuery, 'cursor'> = {}): AsyncGenerator<WebhookEndpoint, void, undefined> {
+    return allPages(async cursor => await this.listWebhookEndpoints(cursor === undefined ? query : { ...query, cursor }))
+  }
+
+  /** A webhook endpoint of the organization (never its secret); `not_found` for any other. */
+  async getWebhookEndpoint (endpointId: string): Promise<WebhookEndpoint> {
+    return (await getWebhookEndpoint({ client: this.client, path: { endpointId }, throwOnError: true })).data
+  }
+
+  /** Changes an endpoint's `url`, `events`, `description` or `status` (`disabled` stops sending). */
+  async updateWebhookEndpoint (endpointId: string, changes: WebhookEndpointChanges): Promise<WebhookEndpoint> {
+    return (await updateWebhookEndpoint({ client: this.client, path: { endpointId }, body: changes, throwOnError: true })).data
+  }
+
+  /** Deletes an endpoint and its record of deliveries: nothing more is sent to it. */
+  async deleteWebhookEndpoint (endpointId: string): Promise<void> {
+    await deleteWebhookEndpoint({ client: this.client, path: { endpointId }, throwOnError: true })
+  }
+
+  /**
+   * A new signing secret, shown this once. For `grace_seconds` (default 24 hours; 0 after a
+   * leak) the old one signs too: verify with both meanwhile (`verifyWebhook([next, previous], …)`).
+   */
+  async rotateWebhookSecret (endpointId: string, options: { grace_seconds?: number } = {}): Promise<WebhookSecretRotated> {
+    return (await rotateWebhookSecret({ client: this.client, path: { endpointId }, body: options, throwOnError: true })).data
+  }
+
+  /** One page of an endpoint's delivery attempts, newest first. Needs `webhooks:read`. */
+  async listWebhookDeliveries (endpointId: string, query: PageQuery = {}): Promise<WebhookDeliveryList> {
+    return (await listWebhookDeliveries({ client: this.client, path: { endpointId }, query, throwOnError: true })).data
+  }
+
+  /** Every delivery attempt to an endpoint that is still kept, newest first, page after page. */
+  listAllWebhookDeliveries (endpointId: string, query: Omit<PageQuery, 'cursor'> = {}): AsyncGenerator<WebhookDelivery, void, undefined> {
+    return allPages(async cursor => await this.listWebhookDeliveries(endpointId, cursor === undefined ? query : { ...query, cursor }))
+  }
+
+  /** Sends the event of a delivery attempt again, at once, with the same `webhook-id`. */
+  async redeliverWebhookEvent (endpointId: string, deliveryId: string): Promise<WebhookEventsScheduled> {
+    return (await redeliverWebhookEvent({ client: this.client, path: { endpointId, deliveryId }, throwOnError: true })).data
+  }
+
+  /** Sends again every event given up on, or missed while the endpoint was disabled, since `since`. */
+  async recoverWebhookEvents (endpointId: string, since: Date | string): Promise<WebhookEventsScheduled> {
+    const body = { since: since instanceof Date ? since.toISOString() : since }
+    return (await recoverWebhookEvents({ client: this.client, path: { endpointId }, body, throwOnError: true })).data
   }
 }
 

@@ -17,7 +17,7 @@ export class ScreeningApiError extends Error {
   readonly request_id: string | undefined
   /** On `upgrade_required` (403): the relative path of the billing page. */
   readonly upgrade_url: string | undefined
-  /** On `insufficient_scope` (403): the scope the operation needs and the API key lacks (`jobs:read`, `analytics:read`). */
+  /** On `insufficient_scope` (403): the scope the operation needs and the API key lacks (`jobs:read`, `analytics:read`, `webhooks:read`, `webhooks:write`). */
   readonly required_scope: string | undefined
   /** On `invalid_request` (400): each invalid value. */
   readonly details: ErrorDetail[] | undefined

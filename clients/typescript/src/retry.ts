@@ -9,8 +9,8 @@ export interface RetryOptions {
   baseDelayMs?: number
 }
 
-// Every operation of the API is a read, so every one is safe to repeat. Were a write added,
-// it would not be retried: only GET and HEAD are.
+// Reads are safe to repeat; a write (a webhook endpoint's POST, PATCH or DELETE) is never
+// retried, so none is made twice: only GET and HEAD are.
 const IDEMPOTENT = new Set(['GET', 'HEAD'])
 const RETRYABLE = new Set([429, 503])
 
