@@ -51,8 +51,10 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       },
     },
   }, async (request, reply) => {
+    const created = await createEndpoint(app.prisma, webhooks, caller(request), request.body)
+    webhooks.inUse()
     reply.code(201)
-    return await createEndpoint(app.prisma, webhooks, caller(request), request.body)
+    return created
   })
 
   app.get('/webhook_endpoints', {
@@ -118,6 +120,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
   }, async request => {
     const updated = await updateEndpoint(app.prisma, webhooks, caller(request), request.params.endpointId, request.body)
     if (updated === null) throw endpointNotFound()
+    if (updated.status === 'enabled') webhooks.inUse()
     return updated
   })
 

@@ -76,6 +76,15 @@ export class Webhooks {
     return await this.box
   }
 
+  /**
+   * An endpoint was made or enabled through this instance: its queue (and workers, where it
+   * delivers) start now rather than at the next check for endpoints. A queue out of reach
+   * is not the request's failure: the next check starts it.
+   */
+  inUse (): void {
+    this.queue().catch(() => {})
+  }
+
   /** Calls `listener` once the queue has started, whoever started it. */
   onStart (listener: () => void): void { this.started.push(listener) }
 
@@ -104,10 +113,12 @@ export class Webhooks {
       const boss = openQueue(this.database.queue, {
         // Its timers and idle connections keep no process alive (the app's close stops them).
         clock: UNREF_CLOCK,
-        // Maintenance (expiry, heartbeats, deletion) where workers run; a dead worker's job is
-        // found within heartbeatSeconds (10) + monitorIntervalSeconds.
+        // Maintenance (expiry, heartbeats, deletion) where workers run, every 10 s: a dead
+        // worker's job is found within heartbeatSeconds (10) + 10 s, and made again by the next
+        // poll (10 s).
         supervise: worker,
         schedule: false,
+        superviseIntervalSeconds: 10,
         monitorIntervalSeconds: 10,
         useListenNotify: worker,
         reindex: false,

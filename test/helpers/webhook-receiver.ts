@@ -62,7 +62,8 @@ export async function startReceiver (path = '/hooks'): Promise<Receiver> {
       try { parsed = JSON.parse(body) } catch {}
       receiver.received.push({ id, type: parsed.type ?? '', jobId: parsed.data?.id ?? '', at: Date.now(), verified, attempt: count, body, headers: request.headers })
       const { status, headers = {}, delayMs = 0 } = receiver.answer({ id, count })
-      setTimeout(() => { response.writeHead(status, headers).end() }, delayMs)
+      // Unref'd: a delivery held open (a slow endpoint) keeps no test process alive.
+      setTimeout(() => { if (!response.destroyed) response.writeHead(status, headers).end() }, delayMs).unref()
     })
   })
   server.on('connection', () => { receiver.connections++ })
