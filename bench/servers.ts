@@ -48,9 +48,10 @@ async function start (name: string, node: NodeBinary, args: string[], env: NodeJ
   return { name, url, child }
 }
 
-/** (a) The service as production runs it: the compiled build (run buildService first). */
-export async function startService (node: NodeBinary, databaseUrl: string): Promise<Server> {
+/** (a) The service as production runs it: the compiled build (run buildService first); `env` adds to its environment. */
+export async function startService (node: NodeBinary, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
   return await start('service', node, ['dist/server.js'], {
+    ...env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     DATABASE_URL: databaseUrl,

@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import pg from 'pg'
 import { openServerDatabase } from '../src/db/database.js'
 import { applyMigrations } from '../src/db/migrations.js'
+import { installQueue } from '../src/db/queue.js'
 import { zoneRules } from '../src/zones/rules.js'
 import { storeZoneRules } from '../src/zones/store.js'
 import { onCleanup } from './cleanup.js'
@@ -59,6 +60,8 @@ export async function createBenchDatabase (serverUrl: string): Promise<BenchData
     await applyMigrations(db.adapterFactory)
     // The zone rules, as production's migrate step stores them.
     await storeZoneRules(db.prisma, zoneRules())
+    // And the job queue's schema (webhooks), as the migrate step installs it.
+    await installQueue(db.queue)
   } finally {
     await db.close()
   }

@@ -14,7 +14,7 @@ import { installQueue, type QueueTarget } from './queue.js'
 import { ReadElsewhere, replicaFailed } from './errors.js'
 import type { ReplicaState, ReplicaWatcher } from './replica-state.js'
 import { disconnect, displayName, ReplicaSet } from './replicas.js'
-import { adapterReader, clientReader, type SqlReader } from './rows.js'
+import { adapterReader, clientReader, type SqlReader, type SqlWriter } from './rows.js'
 import { statementName } from './statement-names.js'
 
 export type Prisma = PrismaClient
@@ -36,6 +36,11 @@ export interface Database {
    * one or the primary, within the same request.
    */
   read: <T>(query: (reader: SqlReader) => Promise<T>) => Promise<T>
+  /**
+   * The primary through the driver adapter, without the client's query compiler: for the
+   * statements of a hot path that must see the latest data or write (the webhook deliveries).
+   */
+  primary: SqlReader & SqlWriter
   /** The replicas and their state at the last check; empty without replicas. */
   replicas: () => ReplicaState[]
   /** Calls `watcher` on every change of a replica's state (see ReplicaSet.watch); returns the unsubscriber. */
@@ -54,7 +59,7 @@ export interface ClientOptions {
 }
 
 /** The reads' path: Prisma's driver adapter, or its client where tests count the client's query events. */
-const readerOf = (adapterFactory: SqlDriverAdapterFactory, prisma: PrismaClient, options: ClientOptions): SqlReader =>
+const readerOf = (adapterFactory: SqlDriverAdapterFactory, prisma: PrismaClient, options: ClientOptions): SqlReader & SqlWriter =>
   options.logQueries === true ? clientReader(prisma) : adapterReader(async () => await adapterFactory.connect())
 
 function client (adapter: SqlDriverAdapterFactory, options: ClientOptions): PrismaClient {
@@ -134,6 +139,7 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
     watchReplicas: watcher => replicaSet.watch(watcher),
     pools: () => [poolStats('primary', primary.pgPool), ...replicaSet.clients().map(r => poolStats(`replica ${r.name}`, r.pool))],
     queue: { kind: 'server', connectionString: url },
+    primary: primary.reader,
     close: async () => {
       await replicaSet.close()
       await disconnect(primary.prisma, primary.pgPool)
@@ -162,6 +168,7 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     watchReplicas: () => () => {},
     pools: () => [],
     queue: { kind: 'embedded', pglite },
+    primary: reader,
     close: async () => {
       await prisma.$disconnect()
       await pglite.close()

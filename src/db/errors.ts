@@ -62,5 +62,8 @@ const sqlState = (error: unknown): string | undefined => {
  */
 export class ReadElsewhere extends Error {}
 
+/** A REPEATABLE READ or SERIALIZABLE transaction that lost to a concurrent one (40001): worth running again. */
+export const serializationFailure = (error: unknown): boolean => sqlState(error) === '40001'
+
 /** Whether a read that failed on a replica is worth running elsewhere. */
 export const replicaFailed = (error: unknown): boolean => error instanceof ReadElsewhere || isDatabaseUnavailable(error) || sqlState(error) === '40001' || identityError(error) !== undefined

@@ -15,9 +15,15 @@ export interface SqlReader {
   rows: <S extends TSchema>(row: S, query: PrismaSql.Sql) => Promise<Array<Static<S>>>
 }
 
+/** Statements that write, one at a time, on the primary: the count of rows they changed. */
+export interface SqlWriter {
+  execute: (query: PrismaSql.Sql) => Promise<number>
+}
+
 /** Through Prisma's client (`$queryRaw`): for tools and tests that hold a client. */
-export const clientReader = (prisma: Pick<PrismaClient, '$queryRaw'>): SqlReader => ({
+export const clientReader = (prisma: Pick<PrismaClient, '$queryRaw' | '$executeRaw'>): SqlReader & SqlWriter => ({
   rows: async <S extends TSchema>(_row: S, query: PrismaSql.Sql) => await prisma.$queryRaw<Array<Static<S>>>(query),
+  execute: async (query: PrismaSql.Sql) => await prisma.$executeRaw(query),
 })
 
 /**
@@ -29,7 +35,7 @@ export const clientReader = (prisma: Pick<PrismaClient, '$queryRaw'>): SqlReader
  * (`meta.driverAdapterError`), which the checks for an unavailable database and a replica
  * that failed read.
  */
-export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader {
+export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader & SqlWriter {
   // Never disposed here: with an external pool, the adapter's dispose() ends the pool that
   // the client shares (closing the database closes it).
   let adapter: Promise<SqlQueryable> | undefined
@@ -47,6 +53,18 @@ export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader 
         throw new DatabaseError(error)
       }
       return typedRows(result) as Array<Static<S>>
+    },
+    execute: async (query: PrismaSql.Sql): Promise<number> => {
+      adapter ??= connect().catch((error: unknown) => {
+        adapter = undefined
+        throw error
+      })
+      const values = query.values
+      try {
+        return await (await adapter).executeRaw({ sql: query.text, args: values, argTypes: values.map(argType) })
+      } catch (error) {
+        throw new DatabaseError(error)
+      }
     },
   }
 }

@@ -1,16 +1,20 @@
-import { fromPrisma, type PgBoss } from 'pg-boss'
-import type { Prisma } from '../db/database.js'
+import type { PgBoss } from 'pg-boss'
+import type { SqlReader, SqlWriter } from '../db/rows.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { deliveryEndpoint } from './delivery-endpoint.js'
 import { enqueueEvents, type DeliveryJob } from './delivery-queue.js'
 import type { AttemptResult, EgressGuard } from './egress.js'
 import { eventBody, type WebhookEvent } from './events.js'
 import type { SecretBox } from './secrets.js'
-import { signatureHeader } from './signing.js'
+import { signatureHeader, signingKeys } from './signing.js'
 
 // One delivery job: its events POSTed to the endpoint (at most `endpointConcurrency` at once),
 // signed with the endpoint's secret (and the previous one during a rotation's grace), then
-// every attempt recorded, the failed ones scheduled again, and the endpoint's state moved on,
-// in one transaction. At least once: a worker that dies after sending and before recording
-// leaves the job to pg-boss, which has it made again (the same webhook-ids).
+// every attempt recorded, the failed ones scheduled again, and the endpoint's state moved on.
+// At least once: pg-boss completes the job only once all that is done, and makes a job whose
+// worker died (or failed) again, with the same events and webhook-ids. Each step is one
+// statement on the primary through the driver adapter (the client's query compiler cost a
+// delivery more than its HTTP request: docs/webhooks-design.md, "Cost").
 
 export interface DeliverySettings {
   timeoutMs: number
@@ -30,6 +34,26 @@ export interface DeliveryOutcomes {
 
 interface Sent { event: WebhookEvent, result: AttemptResult }
 
+interface Attempt { event: WebhookEvent, outcome: 'delivered' | 'failed', statusCode: number | null, error: string | null, durationMs: number | null, nextAttemptAt: Date | null }
+
+/** Every attempt of a job, in one statement (its rows as JSON: one parameter on either adapter). */
+const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
+  INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at)
+  SELECT ${endpointId}::uuid, r.event_id, r.event_type, r.job_id, r.event_at, r.attempt, r.outcome, r.status_code, r.error, r.duration_ms, ${at.toISOString()}::timestamptz, r.next_attempt_at
+  FROM jsonb_to_recordset(${JSON.stringify(attempts.map(a => ({
+    event_id: a.event.id,
+    event_type: a.event.type,
+    job_id: a.event.type === 'sync.reset' ? null : a.event.subject,
+    event_at: a.event.at,
+    attempt: a.event.attempt,
+    outcome: a.outcome,
+    status_code: a.statusCode,
+    error: a.error,
+    duration_ms: a.durationMs,
+    next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+  })))}::jsonb)
+  AS r(event_id text, event_type text, job_id uuid, event_at timestamptz, attempt int, outcome text, status_code int, error text, duration_ms int, next_attempt_at timestamptz)`
+
 const delivered = (result: AttemptResult): boolean => result.status !== undefined && result.status >= 200 && result.status < 300
 
 /** Up to 20% more than `ms`, so that retries of many events spread out. */
@@ -44,9 +68,13 @@ async function mapLimited<T, R> (items: T[], limit: number, f: (item: T) => Prom
   return results
 }
 
+const errorOf = (result: AttemptResult): string | null => result.error ?? (result.status === undefined || delivered(result)
+  ? null
+  : result.status >= 300 && result.status < 400 ? `redirect (${result.status}), not followed` : `status ${result.status}`)
+
 export class Deliverer {
   constructor (private readonly deps: {
-    prisma: Prisma
+    primary: SqlReader & SqlWriter
     boss: PgBoss
     guard: EgressGuard
     secrets: () => Promise<SecretBox>
@@ -56,91 +84,64 @@ export class Deliverer {
     wake: (at: Date) => void
   }) {}
 
-  private async send (url: string, secrets: string[], event: WebhookEvent): Promise<AttemptResult> {
-    const body = eventBody(event)
-    const timestamp = Math.floor(Date.now() / 1000)
-    const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(secrets, event.id, timestamp, body) }
-    return await this.deps.guard.post(url, headers, body, this.deps.settings.timeoutMs)
-  }
-
   /** Delivers one job's events (see above). */
   async deliver (job: DeliveryJob): Promise<void> {
-    const { prisma, outcomes, settings } = this.deps
-    const endpoint = await prisma.webhookEndpoint.findUnique({
-      where: { id: job.endpointId },
-      select: { id: true, url: true, status: true, secret: true, previousSecret: true, previousSecretUntil: true, failingSince: true },
-    })
-    if (endpoint === null) return // deleted, with its record
+    const { primary, outcomes, settings, guard } = this.deps
+    const endpoint = await deliveryEndpoint(primary, job.endpointId)
+    if (endpoint === undefined) return // deleted, with its record
     const now = new Date()
+    const failedAll = (error: string): Attempt[] => job.events.map(event => ({ event, outcome: 'failed', statusCode: null, error, durationMs: null, nextAttemptAt: null }))
     if (endpoint.status !== 'enabled') {
       // Recorded, not sent: `recover` resends them once it is enabled again.
-      await prisma.webhookDelivery.createMany({ data: job.events.map(event => this.row(job.endpointId, event, { outcome: 'failed', error: 'endpoint disabled', attemptedAt: now })) })
+      await primary.execute(RECORD(job.endpointId, now, failedAll('endpoint disabled')))
       job.events.forEach(() => { outcomes.attempt('endpoint_disabled') })
       return
     }
     const box = await this.deps.secrets()
-    const secrets = [box.open(endpoint.id, endpoint.secret)]
-    if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(endpoint.id, endpoint.previousSecret))
-    const sent: Sent[] = (await mapLimited(job.events, settings.endpointConcurrency, async event => await this.send(endpoint.url, secrets, event)))
-      .map((result, i) => ({ event: job.events[i]!, result }))
-    await this.record(endpoint, sent)
+    const secrets = [box.open(job.endpointId, Buffer.from(endpoint.secret, 'base64'))]
+    if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(job.endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
+    const keys = signingKeys(secrets)
+    const sent: Sent[] = (await mapLimited(job.events, settings.endpointConcurrency, async event => {
+      const body = eventBody(event)
+      const timestamp = Math.floor(Date.now() / 1000)
+      const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
+      return await guard.post(endpoint.url, headers, body, settings.timeoutMs)
+    })).map((result, i) => ({ event: job.events[i]!, result }))
+    await this.record(job.endpointId, endpoint.failingSince, sent)
   }
 
-  private row (endpointId: string, event: WebhookEvent, fields: { outcome: 'delivered' | 'failed', statusCode?: number, error?: string, durationMs?: number, attemptedAt: Date, nextAttemptAt?: Date }) {
-    return {
-      endpointId,
-      eventId: event.id,
-      eventType: event.type,
-      jobId: event.type === 'sync.reset' ? null : event.subject,
-      eventAt: new Date(event.at),
-      attempt: event.attempt,
-      outcome: fields.outcome,
-      statusCode: fields.statusCode ?? null,
-      error: fields.error ?? null,
-      durationMs: fields.durationMs ?? null,
-      attemptedAt: fields.attemptedAt,
-      nextAttemptAt: fields.nextAttemptAt ?? null,
-    }
-  }
-
-  private async record (endpoint: { id: string, failingSince: Date | null }, sent: Sent[]): Promise<void> {
-    const { prisma, boss, outcomes, settings } = this.deps
+  private async record (endpointId: string, wasFailingSince: Date | null, sent: Sent[]): Promise<void> {
+    const { primary, boss, outcomes, settings } = this.deps
     const now = new Date()
     const gone = sent.some(({ result }) => result.status === 410)
     const anyDelivered = sent.some(({ result }) => delivered(result))
-    const failingSince = anyDelivered ? null : endpoint.failingSince ?? now
+    const failingSince = anyDelivered ? null : wasFailingSince ?? now
     const failing = !anyDelivered && !gone && failingSince !== null && now.getTime() - failingSince.getTime() >= settings.disableAfterMs
     // Retries, by attempt: one job each, at the attempt's delay or the longest Retry-After asked.
     const retries = new Map<number, { events: WebhookEvent[], at: number }>()
-    const rows = sent.map(({ event, result }) => {
+    const attempts: Attempt[] = sent.map(({ event, result }) => {
       const ok = delivered(result)
       outcomes.attempt(ok ? 'delivered' : 'failed')
-      const fields = {
-        outcome: ok ? 'delivered' as const : 'failed' as const,
-        ...(result.status !== undefined ? { statusCode: result.status } : {}),
-        ...(result.error !== undefined ? { error: result.error } : result.status !== undefined && !ok ? { error: result.status >= 300 && result.status < 400 ? `redirect (${result.status}), not followed` : `status ${result.status}` } : {}),
-        durationMs: result.durationMs,
-        attemptedAt: now,
-      }
+      const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error: errorOf(result), durationMs: result.durationMs, nextAttemptAt: null }
       const delay = settings.retryDelaysMs[event.attempt - 1]
-      if (ok || gone || failing || delay === undefined) return this.row(endpoint.id, event, fields)
+      if (ok || gone || failing || delay === undefined) return attempt
       const at = now.getTime() + Math.max(jittered(delay), result.retryAfterMs ?? 0)
       const retry = retries.get(event.attempt) ?? retries.set(event.attempt, { events: [], at: 0 }).get(event.attempt)!
       retry.events.push({ ...event, attempt: event.attempt + 1 })
       retry.at = Math.max(retry.at, at)
-      return this.row(endpoint.id, event, { ...fields, nextAttemptAt: new Date(at) })
+      return { ...attempt, nextAttemptAt: new Date(at) }
     })
-    await prisma.$transaction(async tx => {
-      await tx.webhookDelivery.createMany({ data: rows })
-      for (const retry of retries.values()) await enqueueEvents(boss, endpoint.id, retry.events, { db: fromPrisma(tx), startAfter: new Date(retry.at) })
-      if (gone || failing) {
-        await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled', disabledReason: gone ? 'gone' : 'failing', failingSince } })
-      } else if ((failingSince === null) !== (endpoint.failingSince === null)) {
-        // In SQL: updated_at says when the partner changed the endpoint, not how deliveries go.
-        await tx.$executeRaw`UPDATE webhook_endpoints SET failing_since = ${failingSince} WHERE id = ${endpoint.id}::uuid`
-      }
-    })
+    // Not one transaction: the job is completed only after all three, and made again whole if
+    // any fails (a duplicate attempt at worst, never a lost one).
+    await primary.execute(RECORD(endpointId, now, attempts))
+    for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at) })
+    if (gone || failing) {
+      await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, updated_at = now() WHERE id = ${endpointId}::uuid`)
+    } else if ((failingSince === null) !== (wasFailingSince === null)) {
+      // updated_at says when the partner changed the endpoint, not how deliveries go.
+      await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = ${failingSince?.toISOString() ?? null}::timestamptz WHERE id = ${endpointId}::uuid`)
+    }
     for (const retry of retries.values()) this.deps.wake(new Date(retry.at))
-    if (gone || failing) outcomes.disabled(endpoint.id, gone ? 'gone' : 'failing', failingSince)
+    if (gone || failing) outcomes.disabled(endpointId, gone ? 'gone' : 'failing', failingSince)
   }
 }

@@ -7,7 +7,7 @@ import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../jobs/sync/history.js'
 import { syncPage, type SyncPage } from '../jobs/sync/page.js'
 import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from '../jobs/sync/snapshot.js'
-import { enqueueEvents, type QueueDb } from './delivery-queue.js'
+import { DELIVERY_QUEUE, enqueueEvents, type QueueDb } from './delivery-queue.js'
 import { changeEventId, resetEventId, type WebhookEvent } from './events.js'
 import { readPosition, storedPosition, type EndpointPosition } from './position.js'
 
@@ -53,6 +53,19 @@ const pointOf = (page: SyncPage, allowed: { jobs: boolean, analytics: boolean })
 })
 
 type Tx = PrismaNamespace.TransactionClient
+
+/**
+ * The events (`endpoint:type:job`) of these endpoints queued, due, and not fetched by a worker
+ * as this transaction sees the queue: each is sent after every change this transaction reads.
+ */
+async function queuedEvents (tx: Tx, endpointIds: string[]): Promise<Set<string>> {
+  if (endpointIds.length === 0) return new Set()
+  const rows = await tx.$queryRaw<Array<{ event: string }>>`
+    SELECT DISTINCT (j.data->>'endpointId') || ':' || (e->>'type') || ':' || (e->>'subject') AS event
+    FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
+    WHERE j.name = ${DELIVERY_QUEUE} AND j.state = 'created' AND j.start_after <= now() AND j.data->>'endpointId' = ANY (${endpointIds}::text[])`
+  return new Set(rows.map(r => r.event))
+}
 
 /**
  * Reads what changed since `position` for one organization (pages of the change log, in its
@@ -125,6 +138,7 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, now: () => 
     }
     const db: QueueDb = fromPrisma(tx)
     const seenAt = at.toISOString()
+    const waiting = await queuedEvents(tx, endpoints.map(e => e.id))
     for (const group of groups.values()) {
       // A position that cannot be read (edited by hand) starts over like an expired one.
       const start = group.position ?? { since: { xmin: 1n, xmax: 1n, xip: [] }, generation: -1, history: '', analytics: true, jobs: true }
@@ -137,7 +151,11 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, now: () => 
         } else if (group.allowed.jobs) {
           for (const change of changes) {
             const type = change.present ? 'job.updated' : 'job.deleted'
-            if (endpoint.events.includes(type)) events.push({ id: changeEventId(endpoint.id, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
+            // An event of the same type for the job, queued and not yet fetched, tells the partner
+            // of this change too: it is sent after this change committed, and the partner reads
+            // the job then (docs/webhooks-design.md, "Coalescing").
+            if (!endpoint.events.includes(type) || waiting.has(`${endpoint.id}:${type}:${change.jobId}`)) continue
+            events.push({ id: changeEventId(endpoint.id, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
           }
         }
         await enqueueEvents(boss, endpoint.id, events, { db })

@@ -103,7 +103,6 @@ export class EgressGuard {
         method: 'POST',
         agent,
         lookup: this.lookup,
-        signal: AbortSignal.timeout(timeoutMs),
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': USER_AGENT },
       }, response => {
         const status = response.statusCode ?? 0
@@ -117,6 +116,9 @@ export class EgressGuard {
         response.on('end', () => { done(result) })
         response.on('error', () => { done(result) })
       })
+      // A timer of our own rather than AbortSignal.timeout: one per delivery, cheap.
+      const timer = setTimeout(() => { request.destroy(Object.assign(new Error('timeout'), { name: 'TimeoutError' })) }, timeoutMs)
+      request.on('close', () => { clearTimeout(timer) })
       request.on('error', (error: NodeJS.ErrnoException) => { done({ error: describe(error, timeoutMs) }) })
       request.end(body)
     })

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge } from 'prom-client'
+import { serializationFailure } from '../db/errors.js'
 import { runPeriodically } from '../plugins/periodic.js'
 import { pruneDeliveries } from './deliveries.js'
 import type { DeliveryOutcomes } from './deliver.js'
@@ -82,7 +83,9 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
     runPeriodically(app, 'opening the webhooks\' job queue', RETRY_START_MS, startWhenUsed)
     runPeriodically(app, 'dispatching changes to webhook endpoints', webhooks.settings.dispatchIntervalMs, async () => {
       if (!started) return
-      await dispatchChanges(app.prisma, await webhooks.queue())
+      // An endpoint changed by a partner during the run (its position's row): nothing was
+      // enqueued, and the next run reads the same changes. Not a failure to log.
+      await dispatchChanges(app.prisma, await webhooks.queue()).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
     })
     runPeriodically(app, 'pruning the webhook delivery record', PRUNE_INTERVAL_MS, async () => { await pruneDeliveries(app.prisma, webhooks.settings.retentionDays) })
   }

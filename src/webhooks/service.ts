@@ -137,10 +137,18 @@ export class Webhooks {
           const wake = (at: Date): void => {
             setTimeout(() => { for (const id of workers) boss.notifyWorker(id) }, Math.max(0, at.getTime() - Date.now()) + 10).unref()
           }
-          const deliverer = new Deliverer({ prisma: this.database.prisma, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
+          const deliverer = new Deliverer({ primary: this.database.primary, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
           for (let i = 0; i < (embedded ? Math.min(concurrency, 4) : concurrency); i++) {
-            workers.push(await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: 1, groupConcurrency: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 },
-              async ([job]) => { await deliverer.deliver(job!.data) }))
+            // A worker that delivered a job asks for the next one at once rather than at its next
+            // poll (pg-boss wakes workers when a job is made, not when one is done): a backlog is
+            // worked off as fast as the workers go.
+            const self = { id: '' }
+            self.id = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: 1, groupConcurrency: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 },
+              async ([job]) => {
+                await deliverer.deliver(job!.data)
+                setImmediate(() => { boss.notifyWorker(self.id) })
+              })
+            workers.push(self.id)
           }
         }
       } catch (error) {

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto'
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
 
 // Standard Webhooks 1.0.0 (https://www.standardwebhooks.com/): each delivery carries
 // `webhook-id`, `webhook-timestamp` (seconds) and `webhook-signature`, a space-separated list
@@ -10,10 +10,10 @@ const PREFIX = 'whsec_'
 /** A new signing secret: 32 random bytes. */
 export const newSigningSecret = (): string => PREFIX + randomBytes(32).toString('base64')
 
-/** The `webhook-signature` header of `body`, signed with each of `secrets`. */
-export function signatureHeader (secrets: string[], id: string, timestamp: number, body: string): string {
-  return secrets.map(secret => {
-    const key = Buffer.from(secret.slice(PREFIX.length), 'base64')
-    return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
-  }).join(' ')
+/** The keys of `secrets`, made once for the many signatures of a delivery job. */
+export const signingKeys = (secrets: string[]): KeyObject[] => secrets.map(secret => createSecretKey(Buffer.from(secret.slice(PREFIX.length), 'base64')))
+
+/** The `webhook-signature` header of `body`, signed with each of `keys` (signingKeys). */
+export function signatureHeader (keys: KeyObject[], id: string, timestamp: number, body: string): string {
+  return keys.map(key => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ')
 }

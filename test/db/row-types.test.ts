@@ -11,6 +11,7 @@ import { findJob } from '../../src/jobs/job/find.js'
 import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
 import { syncPage } from '../../src/jobs/sync/page.js'
+import { deliveryEndpoint } from '../../src/webhooks/delivery-endpoint.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { createTestDatabase, openTemplatePGlite, serverUrl } from '../helpers/database.js'
 import { describeColumns, type DescribedColumn } from '../helpers/describe.js'
@@ -46,6 +47,7 @@ await capture('syncPage, without analytics, from a cursor', async r => await syn
 await capture('jobAnalytics', async r => await jobAnalytics(r, ORG, JOB, { rules, screensReadMax: 500 }))
 await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
 await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
+await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))
 
 // What rows.ts makes of each PostgreSQL type (its converter), as TypeBox kinds.
 const ROWS_TS: Record<string, string[]> = {

@@ -211,6 +211,35 @@ t.test('a slow endpoint does not delay another endpoint\'s deliveries', async t 
   t.ok(quickDone < slowFirstAnswered, `while the slow one had not answered its first delivery yet (${slowFirstAnswered - quickDone} ms before)`)
 })
 
+t.test('a change to a job whose event waits in the queue, not fetched yet, is told by that event: sent after both, once', async t => {
+  const tenant = await createTenant(prisma)
+  const receiver = await receiverFor(t)
+  await makeEndpoint(app, tenant, receiver.url)
+  const job = await createJob(prisma, tenant)
+  t.ok(await receiver.until(r => r.some(x => x.jobId === job.id)), 'its creation told')
+  // A delivery held open keeps the endpoint's one job at a time busy: what is dispatched
+  // meanwhile waits in the queue.
+  let hold = true
+  receiver.answer = () => hold ? { status: 204, delayMs: 2000 } : { status: 204 }
+  const held = await createJob(prisma, tenant)
+  t.ok(await receiver.until(r => r.some(x => x.jobId === held.id)), 'a delivery under way, held open for 2 s')
+  hold = false
+  const before = receiver.received.length
+  await prisma.$executeRaw`UPDATE jobs SET title = 'first' WHERE id = ${job.id}::uuid`
+  await sleep(300) // six dispatcher runs: the first change's event is queued
+  await prisma.$executeRaw`UPDATE jobs SET title = 'second' WHERE id = ${job.id}::uuid`
+  const secondCommitted = Date.now()
+  await sleep(300)
+  const other = await createJob(prisma, tenant)
+  t.ok(await receiver.until(r => r.slice(before).some(x => x.jobId === other.id)), 'a later change of another job arrives')
+  await sleep(500)
+  const told = receiver.received.slice(before).filter(x => x.jobId === job.id)
+  t.equal(told.length, 1, 'one event for the two changes')
+  t.ok(told[0]!.at >= secondCommitted, 'received after the second change committed: the partner reads the job with both')
+  const recorded = (await deliveriesOf(app, tenant, (await prisma.webhookEndpoint.findFirstOrThrow({ where: { url: receiver.url } })).id)).filter(d => d.job_id === job.id)
+  t.equal(recorded.length, 2, 'recorded: the creation\'s event and the one for both changes')
+})
+
 t.test('no answer within WEBHOOK_TIMEOUT_MS: a failure; an endpoint failing for WEBHOOK_DISABLE_AFTER is disabled, and the log says so', async t => {
   const lines: string[] = []
   const logStream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
