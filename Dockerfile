@@ -1,7 +1,7 @@
 # The API as production runs it: compiled JavaScript on a supported Node LTS, production
 # dependencies only, as a non-root user. Migrations are not run here: the one-shot
 # `migrate` service of docker-compose.yml (or your release step) runs `node dist/migrate.js`.
-# Secrets (DATABASE_URL, CURSOR_SECRET, METRICS_TOKEN; API_DB_PASSWORD for migrate) come
+# Secrets (DATABASE_URL, CURSOR_SECRET, WEBHOOK_SECRET_KEY, METRICS_TOKEN; API_DB_PASSWORD for migrate) come
 # from the environment at run time.
 
 FROM node:24-slim AS build

@@ -58,3 +58,12 @@ t.test('the example environment names the new secret, empty', async t => {
   t.match(readFileSync(join(root, 'deploy/compose.env.example'), 'utf8'), /^API_DB_PASSWORD=$/m)
   t.match(readFileSync(join(root, '.ci/run'), 'utf8'), /API_DB_PASSWORD=/, 'and CI checks Compose refuses to start without it')
 })
+
+t.test('the API instances get WEBHOOK_SECRET_KEY from a required variable, named in the example and in CI', async t => {
+  // Without it on a server database, webhook endpoints answer 503; a default key would be a
+  // key everyone knows.
+  t.match(env(api).WEBHOOK_SECRET_KEY, /^\$\{WEBHOOK_SECRET_KEY:\?/, 'Compose refuses to start without WEBHOOK_SECRET_KEY')
+  t.notOk(env(migrate).WEBHOOK_SECRET_KEY, 'migrate has no use for it')
+  t.match(readFileSync(join(root, 'deploy/compose.env.example'), 'utf8'), /^WEBHOOK_SECRET_KEY=$/m)
+  t.match(readFileSync(join(root, '.ci/run'), 'utf8'), /^secrets=".*\bWEBHOOK_SECRET_KEY=[A-Za-z0-9+/]{43}=[ "]/m, 'CI checks Compose refuses to start without it (with a key of the right form)')
+})
