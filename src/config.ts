@@ -48,8 +48,8 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_DISABLE_AFTER: Type.String({ default: '5d', pattern: '^[0-9]{1,6}(ms|s|m|h|d)$', description: 'A webhook endpoint whose every delivery has failed for this long is disabled (a metric and a log line say so).' }),
   WEBHOOK_TIMEOUT_MS: Int({ default: 15_000, minimum: 100, maximum: 60_000, description: 'Longest a webhook delivery may take, connection included.' }),
   WEBHOOK_DELIVERY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'How long the record of each delivery attempt is kept (GET …/deliveries, recover).' }),
-  WEBHOOK_WORKER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: this instance dispatches the change log to webhook endpoints and delivers (with every other instance that does). off: it only serves the API (deliveries run elsewhere: another instance, or `node dist/webhook-worker.js`).' }),
-  WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Deliveries in flight at once on this instance, over every endpoint.' }),
+  WEBHOOK_WORKER: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on', description: 'on: this instance dispatches the change log to webhook endpoints and delivers (with every other instance that does). off: it only serves the API, and the instances where it is on deliver.' }),
+  WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Delivery jobs (an endpoint\'s batch of events) this instance works at once, over every endpoint; each sends WEBHOOK_ENDPOINT_CONCURRENCY at a time. 4 at most on the embedded database.' }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Int({ default: 4, minimum: 1, maximum: 64, description: 'Deliveries in flight at once to one endpoint, over every instance: a slow endpoint holds no more than this.' }),
   WEBHOOK_DISPATCH_INTERVAL_MS: Int({ default: 200, minimum: 10, maximum: 60_000, description: 'How often the change log is read for webhook endpoints (one instance at a time does).' }),
 })

@@ -98,8 +98,17 @@ export class Deliverer {
       return
     }
     const box = await this.deps.secrets()
-    const secrets = [box.open(job.endpointId, Buffer.from(endpoint.secret, 'base64'))]
-    if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(job.endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
+    let secrets: string[]
+    try {
+      secrets = [box.open(job.endpointId, Buffer.from(endpoint.secret, 'base64'))]
+      if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(job.endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
+    } catch {
+      // Stored under another WEBHOOK_SECRET_KEY: failed attempts, retried and recorded like
+      // any other (the operator may put the key back), never sent unsigned.
+      const error = 'its signing secret does not open with this WEBHOOK_SECRET_KEY (stored under another key)'
+      await this.record(job.endpointId, endpoint.failingSince, job.events.map(event => ({ event, result: { error, durationMs: 0 } })))
+      return
+    }
     const keys = signingKeys(secrets)
     const sent: Sent[] = (await mapLimited(job.events, settings.endpointConcurrency, async event => {
       const body = eventBody(event)

@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
+import { SecretBox } from '../../src/webhooks/secrets.js'
 import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
 
 // Webhooks delivered (issue 41), on both databases: every change plain SQL writers make
@@ -238,6 +239,22 @@ t.test('a change to a job whose event waits in the queue, not fetched yet, is to
   t.ok(told[0]!.at >= secondCommitted, 'received after the second change committed: the partner reads the job with both')
   const recorded = (await deliveriesOf(app, tenant, (await prisma.webhookEndpoint.findFirstOrThrow({ where: { url: receiver.url } })).id)).filter(d => d.job_id === job.id)
   t.equal(recorded.length, 2, 'recorded: the creation\'s event and the one for both changes')
+})
+
+t.test('a secret stored under another WEBHOOK_SECRET_KEY: nothing sent, each attempt recorded as failed and retried', async t => {
+  const tenant = await createTenant(prisma)
+  const receiver = await receiverFor(t)
+  const { id } = await makeEndpoint(app, tenant, receiver.url)
+  const sealed = new SecretBox(Buffer.alloc(32, 9)).seal(id, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))
+  await prisma.webhookEndpoint.update({ where: { id }, data: { secret: sealed } })
+  const job = await createJob(prisma, tenant)
+  let record: Awaited<ReturnType<typeof deliveriesOf>> = []
+  for (let i = 0; i < 100 && record.filter(d => d.job_id === job.id).length < 2; i++) { await sleep(100); record = await deliveriesOf(app, tenant, id) }
+  const attempts = record.filter(d => d.job_id === job.id).reverse()
+  t.ok(attempts.length >= 2, `attempted and retried (${attempts.length} attempts)`)
+  t.ok(attempts.every(d => d.outcome === 'failed' && /WEBHOOK_SECRET_KEY/.test(d.error ?? '')), 'each a failure naming the key')
+  t.not(attempts[0]!.next_attempt_at, null, 'with its retry scheduled')
+  t.equal(receiver.received.length, 0, 'nothing sent, signed or unsigned')
 })
 
 t.test('no answer within WEBHOOK_TIMEOUT_MS: a failure; an endpoint failing for WEBHOOK_DISABLE_AFTER is disabled, and the log says so', async t => {

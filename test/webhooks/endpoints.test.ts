@@ -150,3 +150,13 @@ t.test('patch, disable, enable, delete', async t => {
   t.equal(deleted.body, '')
   t.equal((await app.inject({ url: `/api/webhook_endpoints/${id}`, headers: acme.auth })).statusCode, 404)
 })
+
+t.test('on a server without WEBHOOK_SECRET_KEY: 503 in the error shape, with Retry-After', { skip: process.env.TEST_DATABASE_URL === undefined ? 'the embedded database makes a key of its own' : false }, async t => {
+  const bare = await buildTestApp(t, { env: { WEBHOOK_SECRET_KEY: '', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' }, webhookLookup })
+  const tenant = await createTenant(bare.prisma)
+  const res = await bare.app.inject({ method: 'POST', url: '/api/webhook_endpoints', headers: tenant.auth, payload: { url: base } })
+  t.equal(res.statusCode, 503)
+  t.match(res.json(), { code: 'unavailable', error: /WEBHOOK_SECRET_KEY/, request_id: String })
+  t.equal(res.headers['retry-after'], '60')
+  t.equal(await bare.prisma.webhookEndpoint.count(), 0, 'nothing stored')
+})
