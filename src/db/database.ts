@@ -41,6 +41,12 @@ export interface Database {
    * statements of a hot path that must see the latest data or write (the webhook deliveries).
    */
   primary: SqlReader & SqlWriter
+  /**
+   * Whether every replica taking reads has replayed the primary up to `lsn` (a WAL position
+   * the primary gave): what the primary committed before it is then what any read returns.
+   * True without replicas.
+   */
+  replayed: (lsn: string) => Promise<boolean>
   /** The replicas and their state at the last check; empty without replicas. */
   replicas: () => ReplicaState[]
   /** Calls `watcher` on every change of a replica's state (see ReplicaSet.watch); returns the unsubscriber. */
@@ -140,6 +146,7 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
     pools: () => [poolStats('primary', primary.pgPool), ...replicaSet.clients().map(r => poolStats(`replica ${r.name}`, r.pool))],
     queue: { kind: 'server', connectionString: url },
     primary: primary.reader,
+    replayed: async lsn => await replicaSet.replayed(lsn),
     close: async () => {
       await replicaSet.close()
       await disconnect(primary.prisma, primary.pgPool)
@@ -169,6 +176,7 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     pools: () => [],
     queue: { kind: 'embedded', pglite },
     primary: reader,
+    replayed: async () => true,
     close: async () => {
       await prisma.$disconnect()
       await pglite.close()

@@ -26,6 +26,7 @@ import type { ReplicaClient, ReplicaDownReason, ReplicaState, ReplicaStatus, Rep
 // as right.
 const IDENTITY = '(pg_control_system()).system_identifier::text AS system, (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS database'
 const PRIMARY_LSN_SQL = `SELECT pg_current_wal_lsn()::text AS lsn, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) AS timeline, ${IDENTITY}`
+const REPLAYED_SQL = 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok'
 const REPLICA_LSN_SQL = `SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn, (pg_control_checkpoint()).timeline_id AS timeline, ${IDENTITY}`
 const IDENTITY_SQL = `SELECT ${IDENTITY}`
 
@@ -129,6 +130,17 @@ export class ReplicaSet {
     if (up.length === 0) return up
     const start = this.next++ % up.length
     return [...up.slice(start), ...up.slice(0, start)]
+  }
+
+  /**
+   * Whether every replica taking reads has replayed the primary's WAL up to `lsn` (one
+   * statement each). One that does not answer counts as replayed: a read there fails over to
+   * the next replica or the primary in the same request.
+   */
+  async replayed (lsn: string): Promise<boolean> {
+    const up = this.members.filter(m => m.status === 'up')
+    const answers = await Promise.all(up.map(async m => await m.pool.query<{ ok: boolean | null }>(REPLAYED_SQL, [lsn]).then(r => r.rows[0]?.ok === true, () => true)))
+    return answers.every(Boolean)
   }
 
   /** A read failed on this replica (`error`): no more reads until a check passes again. */

@@ -126,7 +126,7 @@ export const WebhookEventSchema = Type.Object({
     id: Uuid({ description: 'The job; for `sync.reset`, the endpoint.' }),
     reason: Type.Optional(Type.String({ enum: ['changes_may_have_been_missed'], description: 'For `sync.reset`.' })),
   }, { additionalProperties: false }),
-}, { $id: 'WebhookEvent', title: 'WebhookEvent', description: 'An event, as POSTed to an endpoint: thin (the job\'s id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`.', additionalProperties: false })
+}, { $id: 'WebhookEvent', title: 'WebhookEvent', description: 'An event, as POSTed to an endpoint: thin (the job\'s id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`. Whatever the type, read the job when told (a 404 means it is gone): the answer then is what is true, whichever event came last.', additionalProperties: false })
 
 export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>
 export type WebhookEndpointCreated = Static<typeof WebhookEndpointCreatedSchema>

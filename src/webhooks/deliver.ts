@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { SqlReader, SqlWriter } from '../db/rows.js'
+import { ApiError } from '../errors.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { deliveryEndpoint } from './delivery-endpoint.js'
 import { enqueueEvents, type DeliveryJob } from './delivery-queue.js'
@@ -16,8 +17,12 @@ import { signatureHeader, signingKeys } from './signing.js'
 // statement on the primary through the driver adapter (the client's query compiler cost a
 // delivery more than its HTTP request: docs/webhooks-design.md, "Cost").
 
+/** How often a delivery asks whether the replicas have replayed its changes. */
+const REPLAY_POLL_MS = 25
+
 export interface DeliverySettings {
   timeoutMs: number
+  replicaWaitMs: number
   /** The wait before each retry; an event failed after the last is given up. */
   retryDelaysMs: number[]
   /** An endpoint failing for this long is disabled. */
@@ -36,7 +41,7 @@ interface Sent { event: WebhookEvent, result: AttemptResult }
 
 interface Attempt { event: WebhookEvent, outcome: 'delivered' | 'failed', statusCode: number | null, error: string | null, durationMs: number | null, nextAttemptAt: Date | null }
 
-/** Every attempt of a job, in one statement (its rows as JSON: one parameter on either adapter). */
+/** Every attempt of a job, in one statement (its rows as JSON: one parameter on either adapter); none once the endpoint is deleted. */
 const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
   INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at)
   SELECT ${endpointId}::uuid, r.event_id, r.event_type, r.job_id, r.event_at, r.attempt, r.outcome, r.status_code, r.error, r.duration_ms, ${at.toISOString()}::timestamptz, r.next_attempt_at
@@ -52,7 +57,8 @@ const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sq
     duration_ms: a.durationMs,
     next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
   })))}::jsonb)
-  AS r(event_id text, event_type text, job_id uuid, event_at timestamptz, attempt int, outcome text, status_code int, error text, duration_ms int, next_attempt_at timestamptz)`
+  AS r(event_id text, event_type text, job_id uuid, event_at timestamptz, attempt int, outcome text, status_code int, error text, duration_ms int, next_attempt_at timestamptz)
+  WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${endpointId}::uuid)`
 
 const delivered = (result: AttemptResult): boolean => result.status !== undefined && result.status >= 200 && result.status < 300
 
@@ -75,6 +81,8 @@ const errorOf = (result: AttemptResult): string | null => result.error ?? (resul
 export class Deliverer {
   constructor (private readonly deps: {
     primary: SqlReader & SqlWriter
+    /** Whether the replicas taking reads have replayed up to a WAL position (Database.replayed). */
+    replayed: (lsn: string) => Promise<boolean>
     boss: PgBoss
     guard: EgressGuard
     secrets: () => Promise<SecretBox>
@@ -97,29 +105,51 @@ export class Deliverer {
       job.events.forEach(() => { outcomes.attempt('endpoint_disabled') })
       return
     }
-    const box = await this.deps.secrets()
     let secrets: string[]
     try {
+      const box = await this.deps.secrets()
       secrets = [box.open(job.endpointId, Buffer.from(endpoint.secret, 'base64'))]
       if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(job.endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
-    } catch {
-      // Stored under another WEBHOOK_SECRET_KEY: failed attempts, retried and recorded like
-      // any other (the operator may put the key back), never sent unsigned.
-      const error = 'its signing secret does not open with this WEBHOOK_SECRET_KEY (stored under another key)'
-      await this.record(job.endpointId, endpoint.failingSince, job.events.map(event => ({ event, result: { error, durationMs: 0 } })))
+    } catch (failure) {
+      // No WEBHOOK_SECRET_KEY, or the secret was stored under another: failed attempts,
+      // retried and recorded like any other (the operator may set the key), never sent unsigned.
+      const error = failure instanceof ApiError
+        ? 'WEBHOOK_SECRET_KEY is not set on the instance that attempted it'
+        : 'its signing secret does not open with this WEBHOOK_SECRET_KEY (stored under another key)'
+      await this.record(job.endpointId, endpoint.failingSince, job.events.map(event => ({ event, result: { error, durationMs: 0 } })), job.lsn)
       return
     }
     const keys = signingKeys(secrets)
+    if (job.lsn !== undefined) await this.replicasCaughtUp(job.lsn)
     const sent: Sent[] = (await mapLimited(job.events, settings.endpointConcurrency, async event => {
       const body = eventBody(event)
       const timestamp = Math.floor(Date.now() / 1000)
       const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
       return await guard.post(endpoint.url, headers, body, settings.timeoutMs)
     })).map((result, i) => ({ event: job.events[i]!, result }))
-    await this.record(job.endpointId, endpoint.failingSince, sent)
+    await this.record(job.endpointId, endpoint.failingSince, sent, job.lsn)
   }
 
-  private async record (endpointId: string, wasFailingSince: Date | null, sent: Sent[]): Promise<void> {
+  /**
+   * Until the replicas taking reads have replayed `lsn`, or `replicaWaitMs` passed (a replica
+   * still behind then is lagging, and its reads go elsewhere).
+   */
+  private async replicasCaughtUp (lsn: string): Promise<void> {
+    const deadline = Date.now() + this.deps.settings.replicaWaitMs
+    while (!await this.deps.replayed(lsn) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, REPLAY_POLL_MS))
+  }
+
+  /**
+   * A job the queue gave up on (it failed every run: docs/webhooks-design.md, "Delivery"): its
+   * events recorded as failed, with no retry, so that `recover` resends them.
+   */
+  async giveUp (job: DeliveryJob): Promise<void> {
+    const failed: Attempt[] = job.events.map(event => ({ event, outcome: 'failed', statusCode: null, error: 'not attempted to the end: its delivery job failed every run (see the log)', durationMs: null, nextAttemptAt: null }))
+    await this.deps.primary.execute(RECORD(job.endpointId, new Date(), failed))
+    job.events.forEach(() => { this.deps.outcomes.attempt('failed') })
+  }
+
+  private async record (endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<void> {
     const { primary, boss, outcomes, settings } = this.deps
     const now = new Date()
     const gone = sent.some(({ result }) => result.status === 410)
@@ -143,7 +173,7 @@ export class Deliverer {
     // Not one transaction: the job is completed only after all three, and made again whole if
     // any fails (a duplicate attempt at worst, never a lost one).
     await primary.execute(RECORD(endpointId, now, attempts))
-    for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at) })
+    for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at), ...(lsn !== undefined ? { lsn } : {}) })
     if (gone || failing) {
       await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, updated_at = now() WHERE id = ${endpointId}::uuid`)
     } else if ((failingSince === null) !== (wasFailingSince === null)) {

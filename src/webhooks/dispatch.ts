@@ -21,6 +21,10 @@ import { readPosition, storedPosition, type EndpointPosition } from './position.
 const DISPATCH_LOCK = 8146720561340519
 /** Changes read for one group of endpoints in one run; the rest in the next (its position says where). */
 const CHANGES_PER_RUN = 5000
+/** Changes read in one run over every group; the groups left wait for the next run. */
+const TOTAL_CHANGES_PER_RUN = 20_000
+/** Runs of this process: where the next starts in the list of groups. */
+let runs = 0
 const PAGE = 100
 
 export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number }
@@ -55,15 +59,25 @@ const pointOf = (page: SyncPage, allowed: { jobs: boolean, analytics: boolean })
 type Tx = PrismaNamespace.TransactionClient
 
 /**
- * The events (`endpoint:type:job`) of these endpoints queued, due, and not fetched by a worker
- * as this transaction sees the queue: each is sent after every change this transaction reads.
+ * The events (`endpoint:type:job`) that tell a later change of their job too: for each
+ * endpoint and job, the last event queued for it (in the queue's order), when it is due, not
+ * fetched by a worker as this transaction sees the queue, and a first attempt. It is sent
+ * after every change this transaction reads, and nothing queued after it says otherwise (a
+ * `job.deleted` queued after a `job.updated` is not folded into the updated one); a retry
+ * keeps its own schedule, never shortening a new change's.
  */
 async function queuedEvents (tx: Tx, endpointIds: string[]): Promise<Set<string>> {
   if (endpointIds.length === 0) return new Set()
   const rows = await tx.$queryRaw<Array<{ event: string }>>`
-    SELECT DISTINCT (j.data->>'endpointId') || ':' || (e->>'type') || ':' || (e->>'subject') AS event
-    FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
-    WHERE j.name = ${DELIVERY_QUEUE} AND j.state = 'created' AND j.start_after <= now() AND j.data->>'endpointId' = ANY (${endpointIds}::text[])`
+    SELECT endpoint || ':' || type || ':' || subject AS event FROM (
+      SELECT DISTINCT ON (endpoint, subject) endpoint, subject, type, coalescable FROM (
+        SELECT j.data->>'endpointId' AS endpoint, e->>'subject' AS subject, e->>'type' AS type, j.created_on, o,
+               j.state = 'created' AND j.start_after <= now() AND (e->>'attempt')::int = 1 AS coalescable
+        FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') WITH ORDINALITY AS x(e, o)
+        WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active') AND j.data->>'endpointId' = ANY (${endpointIds}::text[])
+      ) queued
+      ORDER BY endpoint, subject, created_on DESC, o DESC
+    ) last WHERE coalescable`
   return new Set(rows.map(r => r.event))
 }
 
@@ -102,14 +116,23 @@ async function readChanges (tx: Tx, organizationId: string, position: EndpointPo
  * every read, so that endpoints of one organization read together end at one position and
  * are read together from then on). Undefined when another instance holds the run.
  */
-export async function dispatchChanges (prisma: Prisma, boss: PgBoss, now: () => Date = () => new Date()): Promise<DispatchResult | undefined> {
+export async function dispatchChanges (prisma: Prisma, boss: PgBoss, options: { replicated?: boolean, now?: () => Date } = {}): Promise<DispatchResult | undefined> {
+  const now = options.now ?? (() => new Date())
   return await prisma.$transaction(async tx => {
     const [lock] = await tx.$queryRaw<Array<{ got: boolean }>>`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS got`
     if (lock?.got !== true) return undefined
+    // With replicas: a WAL position past the commit of every change this snapshot shows, for
+    // the deliveries to wait on (delivery-queue.ts, DeliveryJob.lsn).
+    const lsn = options.replicated === true ? (await tx.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_insert_lsn()::text AS lsn`)[0]!.lsn : undefined
     const at = now()
     const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0 }
+    // The enabled endpoints this run moves, locked until it commits, first thing after the
+    // snapshot: a partner's PATCH or a delivery's failing_since then waits for the run instead
+    // of failing it at the end (40001 on the position's UPDATE); one being changed right now
+    // is left to the next run. FOR NO KEY UPDATE: the attempts' foreign key checks do not wait.
+    const lockable = await tx.$queryRaw<Array<{ id: string }>>`SELECT id::text AS id FROM webhook_endpoints WHERE status = 'enabled' FOR NO KEY UPDATE SKIP LOCKED`
     const endpoints: Endpoint[] = await tx.webhookEndpoint.findMany({
-      where: { status: 'enabled' },
+      where: { status: 'enabled', id: { in: lockable.map(r => r.id) } },
       select: {
         id: true,
         organizationId: true,
@@ -139,14 +162,21 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, now: () => 
     const db: QueueDb = fromPrisma(tx)
     const seenAt = at.toISOString()
     const waiting = await queuedEvents(tx, endpoints.map(e => e.id))
-    for (const group of groups.values()) {
+    // A run reads at most TOTAL_CHANGES_PER_RUN, starting at another group each run, so that
+    // a backlog over many organizations neither outgrows the transaction nor starves one.
+    const ordered = [...groups.values()]
+    const first = ordered.length === 0 ? 0 : runs++ % ordered.length
+    let read = 0
+    for (const group of [...ordered.slice(first), ...ordered.slice(0, first)]) {
+      if (read >= TOTAL_CHANGES_PER_RUN) break
       // A position that cannot be read (edited by hand) starts over like an expired one.
       const start = group.position ?? { since: { xmin: 1n, xmax: 1n, xip: [] }, generation: -1, history: '', analytics: true, jobs: true }
       const { changes, next, reset } = await readChanges(tx, group.organizationId, start, group.allowed)
+      read += changes.length
       for (const endpoint of group.endpoints) {
         const events: WebhookEvent[] = []
         if (reset) {
-          events.push({ id: resetEventId(endpoint.id, snapshotText(next.since)), type: 'sync.reset', subject: endpoint.id, at: seenAt, attempt: 1 })
+          events.push({ id: resetEventId(endpoint.id, `${next.history}:${next.generation}:${snapshotText(next.since)}`), type: 'sync.reset', subject: endpoint.id, at: seenAt, attempt: 1 })
           result.resets++
         } else if (group.allowed.jobs) {
           for (const change of changes) {
@@ -155,10 +185,10 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, now: () => 
             // of this change too: it is sent after this change committed, and the partner reads
             // the job then (docs/webhooks-design.md, "Coalescing").
             if (!endpoint.events.includes(type) || waiting.has(`${endpoint.id}:${type}:${change.jobId}`)) continue
-            events.push({ id: changeEventId(endpoint.id, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
+            events.push({ id: changeEventId(endpoint.id, next, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
           }
         }
-        await enqueueEvents(boss, endpoint.id, events, { db })
+        await enqueueEvents(boss, endpoint.id, events, { db, ...(lsn !== undefined ? { lsn } : {}) })
         result.events += events.length
       }
       if (reset || changes.length > 0 || JSON.stringify(storedPosition(next)) !== JSON.stringify(group.position === undefined ? null : storedPosition(group.position))) {

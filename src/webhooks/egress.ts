@@ -22,6 +22,8 @@ export interface AttemptResult { status?: number, retryAfterMs?: number, error?:
 
 const MAX_RESPONSE_BYTES = 64 * 1024
 const RESOLVE_TIMEOUT_MS = 3000
+/** A kept-alive connection to an endpoint unused this long is closed (node:http's agent closes a free socket on its timeout). */
+const IDLE_SOCKET_MS = 60_000
 const USER_AGENT = 'screening-read-api-webhooks/1 (+https://www.standardwebhooks.com/)'
 
 export class EgressGuard {
@@ -34,8 +36,8 @@ export class EgressGuard {
     this.networks = allowedNetworks.map(cidr => ipaddr.parseCIDR(cidr))
     // Over http only the allowed networks (every other address is denied); over https any
     // public address too. The allowed list is read first in both.
-    this.httpAgent = new RequestFilteringHttpAgent({ keepAlive: true, allowIPAddressList: allowedNetworks, denyIPAddressList: ['0.0.0.0/0', '::/0'] })
-    this.httpsAgent = new RequestFilteringHttpsAgent({ keepAlive: true, allowIPAddressList: allowedNetworks })
+    this.httpAgent = new RequestFilteringHttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS, allowIPAddressList: allowedNetworks, denyIPAddressList: ['0.0.0.0/0', '::/0'] })
+    this.httpsAgent = new RequestFilteringHttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS, allowIPAddressList: allowedNetworks })
   }
 
   private allowedNetwork (address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
@@ -49,6 +51,8 @@ export class EgressGuard {
     if (this.allowedNetwork(parsed)) return undefined
     const range = parsed.range()
     if (range !== 'unicast') return `${address} is not a public address (${range})`
+    // ::a.b.c.d, IPv4-compatible (deprecated): public to ipaddr.js, never an endpoint's address.
+    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every(part => part === 0)) return `${address} is not a public address (IPv4-compatible IPv6)`
     if (protocol === 'http:') return 'plain http is allowed only to WEBHOOK_ALLOWED_NETWORKS: use https'
     return undefined
   }
@@ -130,12 +134,16 @@ export class EgressGuard {
   }
 }
 
-/** Retry-After in milliseconds (seconds, or an HTTP date), if any. */
+/** The longest Retry-After honoured: a day (an endpoint cannot push its events past the retry schedule's reach, nor past a date's range). */
+export const MAX_RETRY_AFTER_MS = 86_400_000
+
+/** Retry-After in milliseconds (seconds, or an HTTP date), at most a day; undefined if none or unreadable. */
 export function retryAfter (value: string | undefined): number | undefined {
   if (value === undefined) return undefined
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
-  const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+  const trimmed = value.trim()
+  // Delay-seconds, or an HTTP date (it names a weekday and a month); anything else is ignored.
+  const ms = /^\d{1,15}$/.test(trimmed) ? Number(trimmed) * 1000 : /^\d+$/.test(trimmed) ? MAX_RETRY_AFTER_MS : /[A-Za-z]/.test(trimmed) ? Date.parse(trimmed) - Date.now() : NaN
+  return Number.isFinite(ms) ? Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms)) : undefined
 }
 
 function describe (error: NodeJS.ErrnoException, timeoutMs: number): string {

@@ -107,7 +107,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     schema: {
       operationId: 'updateWebhookEndpoint',
       summary: 'Change a webhook endpoint',
-      description: 'Changes its `url` (checked as at creation), `events`, `description`, or `status`: `disabled` stops sending; `enabled` starts again from where it stopped (what changed meanwhile is sent), told what the calling key may read. Needs `webhooks:write` and `jobs:read`.',
+      description: 'Changes its `url` (checked as at creation), `events`, `description`, or `status`: `disabled` stops sending; `enabled` starts again from where it stopped (what changed meanwhile is sent). A new `url` or `enabled` makes it told what the calling key may read. Needs `webhooks:write` and `jobs:read`.',
       tags,
       security: [{ bearerAuth: ['webhooks:write', 'jobs:read'] }],
       params: EndpointParams,

@@ -87,7 +87,9 @@ export async function listEndpoints (prisma: Prisma, organizationId: string, lim
 
 export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
   const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}
-  if (body.url !== undefined) data.url = await checkedUrl(webhooks, body.url)
+  // A new URL is told what the key that set it may read, not what its maker's key could: a
+  // key without analytics:read cannot point an analytics-reading endpoint at itself.
+  if (body.url !== undefined) Object.assign(data, { url: await checkedUrl(webhooks, body.url), apiKeyId: caller.apiKeyId })
   if (body.events !== undefined) data.events = body.events
   if (body.description !== undefined) data.description = body.description
   // Enabled again: told what the key enabling it may read, from where it stopped (what it

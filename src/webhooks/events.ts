@@ -24,10 +24,12 @@ export interface WebhookEvent {
 
 /**
  * `webhook-id` of a change to an endpoint, from the change log's entry (the transaction and
- * the job): never minted per attempt, so that a receiver recognizes a retry.
+ * the job) in its history and generation (a restore or a lossy failover hands the same
+ * transaction ids out again, and expires tokens: a new change never takes a told one's id):
+ * never minted per attempt, so that a receiver recognizes a retry.
  */
-export function changeEventId (endpointId: string, xid: string, jobId: string): string {
-  return 'msg_' + createHash('sha256').update(`${endpointId}:${xid}:${jobId}`).digest('base64url').slice(0, 32)
+export function changeEventId (endpointId: string, log: { history: string, generation: number }, xid: string, jobId: string): string {
+  return 'msg_' + createHash('sha256').update(`${endpointId}:${log.history}:${log.generation}:${xid}:${jobId}`).digest('base64url').slice(0, 32)
 }
 
 /** `webhook-id` of a reset, from the point the endpoint's position started over at. */

@@ -64,7 +64,7 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
 export default fp(async function webhooksRuntime (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
   webhooks.reportTo(metrics(app, webhooks))
   if (app.database.kind === 'server' && webhooks.settings.secretKey === undefined) {
-    app.log.warn('webhooks: WEBHOOK_SECRET_KEY is unset: webhook endpoints can be neither created nor delivered to on this instance (503) until it is set')
+    app.log.warn('webhooks: WEBHOOK_SECRET_KEY is unset: webhook endpoints can be neither created nor delivered to on this instance (503), and it neither dispatches nor delivers, until it is set')
   }
   // The queue and its workers start once some endpoint is enabled (found at start and every
   // RETRY_START_MS after, or made through this instance): until then an instance pays nothing
@@ -76,7 +76,7 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
     await webhooks.start()
     started = true
   }
-  if (webhooks.settings.worker) {
+  if (webhooks.delivers) {
     app.addHook('onReady', async () => {
       await startWhenUsed().catch((error: unknown) => { app.log.warn({ err: error }, `webhooks: the job queue could not be opened; trying again every ${RETRY_START_MS / 1000} s`) })
     })
@@ -85,7 +85,7 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
       if (!started) return
       // An endpoint changed by a partner during the run (its position's row): nothing was
       // enqueued, and the next run reads the same changes. Not a failure to log.
-      await dispatchChanges(app.prisma, await webhooks.queue()).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
+      await dispatchChanges(app.prisma, await webhooks.queue(), { replicated: app.database.replicas().length > 0 }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
     })
     runPeriodically(app, 'pruning the webhook delivery record', PRUNE_INTERVAL_MS, async () => { await pruneDeliveries(app.prisma, webhooks.settings.retentionDays) })
   }

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js'
 import { openQueue } from '../db/queue.js'
 import { ApiError, databaseUnavailable } from '../errors.js'
 import { Deliverer, type DeliveryOutcomes } from './deliver.js'
-import { DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
+import { DEAD_DELIVERY_QUEUE, DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
 import { durationMs, durationsMs } from './durations.js'
 import { EgressGuard, type Lookup } from './egress.js'
 import { embeddedSecretKey, SecretBox } from './secrets.js'
@@ -26,6 +26,12 @@ export interface WebhookSettings {
   dispatchIntervalMs: number
   secretKey: string | undefined
   dataDir: string
+  /**
+   * Longest a delivery waits for the replicas taking reads to replay its changes: by then a
+   * replica that has not is lagging, and takes no reads (REPLICA_MAX_LAG_MS, checked every
+   * REPLICA_CHECK_INTERVAL_MS).
+   */
+  replicaWaitMs: number
 }
 
 export const webhookSettings = (config: Config): WebhookSettings => ({
@@ -40,6 +46,7 @@ export const webhookSettings = (config: Config): WebhookSettings => ({
   dispatchIntervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
   secretKey: config.WEBHOOK_SECRET_KEY,
   dataDir: config.DATA_DIR,
+  replicaWaitMs: config.REPLICA_MAX_LAG_MS + 2 * config.REPLICA_CHECK_INTERVAL_MS + 1000,
 })
 
 const unref = <T extends { unref: () => unknown }>(timer: T): T => { timer.unref(); return timer }
@@ -64,6 +71,15 @@ export class Webhooks {
 
   constructor (private readonly database: Database, readonly settings: WebhookSettings, private readonly log: FastifyBaseLogger, lookup?: Lookup) {
     this.guard = new EgressGuard(settings.allowedNetworks, lookup)
+  }
+
+  /**
+   * Whether this instance dispatches and delivers: WEBHOOK_WORKER=on, and a key to open the
+   * secrets with (on a server, WEBHOOK_SECRET_KEY). Without the key it would only move the
+   * endpoints' positions past changes it cannot sign.
+   */
+  get delivers (): boolean {
+    return this.settings.worker && (this.database.kind === 'embedded' || this.settings.secretKey !== undefined)
   }
 
   /** The box that seals and opens endpoints' secrets. */
@@ -108,7 +124,8 @@ export class Webhooks {
    */
   async start (): Promise<PgBoss> {
     this.starting ??= (async () => {
-      const { worker, concurrency } = this.settings
+      const { concurrency } = this.settings
+      const worker = this.delivers
       const embedded = this.database.kind === 'embedded'
       const boss = openQueue(this.database.queue, {
         // Its timers and idle connections keep no process alive (the app's close stops them).
@@ -127,7 +144,7 @@ export class Webhooks {
       boss.on('warning', warning => { this.log.warn({ warning }, 'webhooks: the job queue warns') })
       await boss.start()
       try {
-        await ensureDeliveryQueue(boss)
+        await ensureDeliveryQueue(boss, this.settings)
         if (worker) {
           // One job (an endpoint's batch of events) per worker; one job per endpoint at a time,
           // over every instance. The embedded database serializes every query: fewer workers.
@@ -137,7 +154,7 @@ export class Webhooks {
           const wake = (at: Date): void => {
             setTimeout(() => { for (const id of workers) boss.notifyWorker(id) }, Math.max(0, at.getTime() - Date.now()) + 10).unref()
           }
-          const deliverer = new Deliverer({ primary: this.database.primary, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
+          const deliverer = new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
           for (let i = 0; i < (embedded ? Math.min(concurrency, 4) : concurrency); i++) {
             // A worker that delivered a job asks for the next one at once rather than at its next
             // poll (pg-boss wakes workers when a job is made, not when one is done): a backlog is
@@ -150,6 +167,8 @@ export class Webhooks {
               })
             workers.push(self.id)
           }
+          // A job pg-boss gave up on: its events recorded as failed, for `recover`.
+          await boss.work<DeliveryJob>(DEAD_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 30 }, async ([job]) => { await deliverer.giveUp(job!.data) })
         }
       } catch (error) {
         await boss.stop({ graceful: false }).catch(() => {})

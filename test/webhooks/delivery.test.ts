@@ -1,9 +1,12 @@
 import { Writable } from 'node:stream'
+import pg from 'pg'
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
+import { openQueue } from '../../src/db/queue.js'
+import { DEAD_DELIVERY_QUEUE } from '../../src/webhooks/delivery-queue.js'
 import { SecretBox } from '../../src/webhooks/secrets.js'
 import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
 
@@ -15,7 +18,7 @@ import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789'
 const env = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_RETRY_DELAYS: '100ms,100ms,100ms', METRICS_TOKEN, WEBHOOK_DISPATCH_INTERVAL_MS: '50' }
-const { app, prisma } = await buildTestApp(t, { env })
+const { app, prisma, db } = await buildTestApp(t, { env })
 
 async function receiverFor (t: { teardown: (fn: () => unknown) => void }): Promise<Receiver> {
   const receiver = await startReceiver()
@@ -255,6 +258,50 @@ t.test('a secret stored under another WEBHOOK_SECRET_KEY: nothing sent, each att
   t.ok(attempts.every(d => d.outcome === 'failed' && /WEBHOOK_SECRET_KEY/.test(d.error ?? '')), 'each a failure naming the key')
   t.not(attempts[0]!.next_attempt_at, null, 'with its retry scheduled')
   t.equal(receiver.received.length, 0, 'nothing sent, signed or unsigned')
+})
+
+t.test('an endpoint row held by another transaction (a PATCH, a delivery) holds up neither the dispatcher nor other endpoints', { skip: db.url === undefined ? 'needs a second connection: the embedded database has one' : false }, async t => {
+  const [acme, globex] = [await createTenant(prisma), await createTenant(prisma)]
+  const [held, free] = [await receiverFor(t), await receiverFor(t)]
+  const heldId = (await makeEndpoint(app, acme, held.url)).id
+  await makeEndpoint(app, globex, free.url)
+  const [acmeJob, globexJob] = [await createJob(prisma, acme), await createJob(prisma, globex)]
+  t.ok(await held.until(r => r.some(x => x.jobId === acmeJob.id)) && await free.until(r => r.some(x => x.jobId === globexJob.id)), 'both endpoints told of their creations')
+  const holder = new pg.Client({ connectionString: db.url })
+  await holder.connect()
+  t.teardown(async () => { await holder.end() })
+  await holder.query('BEGIN')
+  await holder.query('UPDATE webhook_endpoints SET description = $1 WHERE id = $2', ['held open', heldId])
+  const changedAt = Date.now()
+  await prisma.$executeRaw`UPDATE jobs SET title = 'while held' WHERE id IN (${acmeJob.id}::uuid, ${globexJob.id}::uuid)`
+  t.ok(await free.until(r => r.filter(x => x.jobId === globexJob.id).length >= 2, 1500), 'the other organization\'s endpoint told within 1.5 s')
+  t.ok(Date.now() - changedAt < 1500, `(${Date.now() - changedAt} ms)`)
+  t.equal(held.received.filter(x => x.jobId === acmeJob.id).length, 1, 'the held endpoint: not yet')
+  await sleep(500)
+  await holder.query('COMMIT')
+  t.ok(await held.until(r => r.filter(x => x.jobId === acmeJob.id).length >= 2, 3000), 'the held endpoint told once its row is free')
+})
+
+t.test('a delivery job the queue gave up on (it failed every run): its events recorded as failed, and recover resends them', async t => {
+  const tenant = await createTenant(prisma)
+  const receiver = await receiverFor(t)
+  const endpoint = await makeEndpoint(app, tenant, receiver.url)
+  const job = await createJob(prisma, tenant)
+  t.ok(await receiver.until(r => r.some(x => x.jobId === job.id)), 'its creation told')
+  const since = new Date().toISOString()
+  // As pg-boss moves a job that failed its last run: a copy of its data into the dead-letter queue.
+  const boss = openQueue(db.queue)
+  boss.on('error', () => {})
+  await boss.start()
+  t.teardown(async () => { await boss.stop({ graceful: false }) })
+  const event = { id: 'msg_dead_letter_test_0000000000000', type: 'job.updated', subject: job.id, at: new Date().toISOString(), attempt: 3 }
+  await boss.send(DEAD_DELIVERY_QUEUE, { endpointId: endpoint.id, events: [event] })
+  let recorded: Awaited<ReturnType<typeof deliveriesOf>> = []
+  for (let i = 0; i < 150 && recorded.length === 0; i++) { await sleep(200); recorded = (await deliveriesOf(app, tenant, endpoint.id)).filter(d => d.event_id === event.id) }
+  t.match(recorded, [{ outcome: 'failed', next_attempt_at: null, error: /failed every run/ }], 'recorded as failed, not to be tried again')
+  const recovered = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/recover`, headers: tenant.auth, payload: { since } })
+  t.same(recovered.json(), { scheduled: 1 })
+  t.ok(await receiver.until(r => r.some(x => x.id === event.id)), 'resent by recover, with its webhook-id')
 })
 
 t.test('no answer within WEBHOOK_TIMEOUT_MS: a failure; an endpoint failing for WEBHOOK_DISABLE_AFTER is disabled, and the log says so', async t => {

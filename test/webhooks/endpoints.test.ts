@@ -85,6 +85,8 @@ t.test('URLs that are not https at a public address are refused at creation, 400
     ['https://[::1]/', /loopback/],
     ['https://[::ffff:10.0.0.1]/', /ipv4Mapped/],
     ['https://[fe80::1]/', /linkLocal/],
+    ['https://[::7f00:1]/', /IPv4-compatible/],
+    ['https://[::a00:1]/', /IPv4-compatible/],
     ['https://intranet.example/hooks', /intranet\.example resolves to 10\.20\.30\.40 is not a public address \(private\)/],
     ['https://dual.example/hooks', /dual\.example resolves to 10\.0\.0\.1 is not a public address/],
     ['http://partner.example/hooks', /plain http/],
@@ -149,6 +151,17 @@ t.test('patch, disable, enable, delete', async t => {
   t.equal(deleted.statusCode, 204)
   t.equal(deleted.body, '')
   t.equal((await app.inject({ url: `/api/webhook_endpoints/${id}`, headers: acme.auth })).statusCode, 404)
+})
+
+t.test('a new url is told what the key that set it may read, not what its maker\'s key could', async t => {
+  const id = (await makeEndpoint(app, acme, base)).id
+  const narrow = await keyWithScopes(prisma, acme, ['webhooks:write', 'jobs:read'])
+  const before = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id } })
+  t.not(before.apiKeyId, narrow.apiKeyId, 'made by the all-scope key')
+  t.equal((await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${id}`, headers: narrow.auth, payload: { description: 'renamed' } })).statusCode, 200)
+  t.equal((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id } })).apiKeyId, before.apiKeyId, 'a description changed: still its maker\'s key')
+  t.equal((await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${id}`, headers: narrow.auth, payload: { url: 'http://127.0.0.1:10/other' } })).statusCode, 200)
+  t.equal((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id } })).apiKeyId, narrow.apiKeyId, 'the url changed: the key that changed it')
 })
 
 t.test('on a server without WEBHOOK_SECRET_KEY: 503 in the error shape, with Retry-After', { skip: process.env.TEST_DATABASE_URL === undefined ? 'the embedded database makes a key of its own' : false }, async t => {

@@ -84,14 +84,17 @@ ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_scopes_known"
       (cardinality("scopes") >= 1 AND "scopes" <@ ARRAY['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write']::TEXT[])
     ));
 
--- The roles that read the jobs manage webhook endpoints too (prisma/sql/api-role.sql grants
--- it, and the job queue's schema, from now on).
+-- The API's roles manage webhook endpoints too (prisma/sql/api-role.sql grants it, and the
+-- job queue's schema, from now on): those made before, known by what only the API's role
+-- may do (read the change log, and mark a key used); a read-only role gets nothing here.
 DO $$
 DECLARE
   r text;
 BEGIN
   FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
-           WHERE table_schema = 'public' AND table_name = 'job_changes' AND privilege_type = 'SELECT' AND grantee <> current_user
+           WHERE table_schema = 'public' AND table_name = 'job_changes' AND privilege_type = 'SELECT'
+             AND grantee <> current_user AND grantee <> 'PUBLIC'
+             AND has_column_privilege(grantee, 'public.api_keys', 'last_used_at', 'UPDATE')
   LOOP
     EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON webhook_endpoints, webhook_deliveries TO %I', r);
   END LOOP;

@@ -133,7 +133,7 @@ export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options
 /**
  * Change a webhook endpoint
  *
- * Changes its `url` (checked as at creation), `events`, `description`, or `status`: `disabled` stops sending; `enabled` starts again from where it stopped (what changed meanwhile is sent), told what the calling key may read. Needs `webhooks:write` and `jobs:read`.
+ * Changes its `url` (checked as at creation), `events`, `description`, or `status`: `disabled` stops sending; `enabled` starts again from where it stopped (what changed meanwhile is sent). A new `url` or `enabled` makes it told what the calling key may read. Needs `webhooks:write` and `jobs:read`.
  */
 export const updateWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookEndpointData, ThrowOnError>) => (options.client ?? client).patch<UpdateWebhookEndpointResponses, UpdateWebhookEndpointErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

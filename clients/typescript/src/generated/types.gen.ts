@@ -472,7 +472,7 @@ export type WebhookEventsScheduled = {
 /**
  * WebhookEvent
  *
- * An event, as POSTed to an endpoint: thin (the job's id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`.
+ * An event, as POSTed to an endpoint: thin (the job's id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`. Whatever the type, read the job when told (a 404 means it is gone): the answer then is what is true, whichever event came last.
  */
 export type WebhookEvent = {
     /**
