@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError } from '../errors.js'
+import { ApiError, invalidRequest } from '../errors.js'
 import { MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../limits.js'
 
 // The URL bounds of src/limits.ts, checked before authentication (the others are Node's and
-// the router's: server-options.ts).
+// the router's: server-options.ts); and what Ajv's coercion lets through its own bounds.
 
 /** Counted as sent, percent-encoded: `%C3%A9` is 6 characters. */
 export const uriTooLong = (what: string, max: number): ApiError => new ApiError(414, `URI Too Long: ${what} is longer than ${max} characters`)
@@ -17,4 +17,21 @@ export default fp(async function requestLimitsPlugin (app: FastifyInstance) {
     const query = url.indexOf('?')
     if (query !== -1 && url.length - query - 1 > MAX_QUERY_LENGTH) throw uriTooLong('the query string', MAX_QUERY_LENGTH)
   })
+  // Ajv coerces "1e309" or "Infinity" to a number and then skips `maximum` and `integer`
+  // (they test finite numbers only): refused here for every route, whatever its schema.
+  app.addHook('preHandler', async (request) => {
+    const path = nonFinite(request.params, 'params') ?? nonFinite(request.query, 'querystring') ?? nonFinite(request.body, 'body')
+    if (path !== undefined) throw invalidRequest([{ path, message: 'must be a finite number' }])
+  })
 }, { name: 'request-limits', dependencies: ['errors'] })
+
+/** The path of the first non-finite number in a validated value, if any. */
+function nonFinite (value: unknown, path: string): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path
+  if (value === null || typeof value !== 'object') return undefined
+  for (const [key, inner] of Object.entries(value)) {
+    const found = nonFinite(inner, `${path}/${key}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
