@@ -42,4 +42,5 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/server.js"]
+# The V8 settings of bench/servers.ts (PRODUCTION_NODE_FLAGS; docs/performance.md, "Memory").
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=256", "dist/server.js"]

@@ -48,9 +48,17 @@ async function start (name: string, node: NodeBinary, args: string[], env: NodeJ
   return { name, url, child }
 }
 
-/** (a) The service as production runs it: the compiled build (run buildService first); `env` adds to its environment. */
+/**
+ * The V8 settings the image runs the service with (the Dockerfile's CMD and `npm run
+ * start:prod`; test/deploy/compose.test.ts checks the three agree): a young generation of
+ * 16 MB semi-spaces and an old one of 256 MB at most, so that a burst's garbage does not
+ * leave the process holding hundreds of MB it no longer uses (docs/performance.md, "Memory").
+ */
+export const PRODUCTION_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=256']
+
+/** (a) The service as production runs it: the compiled build (run buildService first), with the image's V8 settings; `env` adds to its environment. */
 export async function startService (node: NodeBinary, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  return await start('service', node, ['dist/server.js'], {
+  return await start('service', node, [...PRODUCTION_NODE_FLAGS, 'dist/server.js'], {
     ...env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',

@@ -67,3 +67,12 @@ t.test('the API instances get WEBHOOK_SECRET_KEY from a required variable, named
   t.match(readFileSync(join(root, 'deploy/compose.env.example'), 'utf8'), /^WEBHOOK_SECRET_KEY=$/m)
   t.match(readFileSync(join(root, '.ci/run'), 'utf8'), /^secrets=".*\bWEBHOOK_SECRET_KEY=[A-Za-z0-9+/]{43}=[ "]/m, 'CI checks Compose refuses to start without it (with a key of the right form)')
 })
+
+t.test('the image, npm run start:prod and the bench run the service with the same V8 settings', async t => {
+  const { PRODUCTION_NODE_FLAGS } = await import('../../bench/servers.js')
+  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8').split('\n').filter(line => line.startsWith('CMD ')).at(-1) ?? '')
+  t.same(JSON.parse(cmd![1]!), ['node', ...PRODUCTION_NODE_FLAGS, 'dist/server.js'], 'the Dockerfile\'s CMD')
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+  t.equal(scripts['start:prod'], ['node', ...PRODUCTION_NODE_FLAGS, 'dist/server.js'].join(' '), 'npm run start:prod')
+  t.equal(api?.command, undefined, 'Compose runs the image\'s command')
+})
