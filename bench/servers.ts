@@ -72,8 +72,9 @@ export async function startService (node: NodeBinary, databaseUrl: string, env: 
 }
 
 /** (b) The hand-written baseline (bench/baseline/), through tsx: it costs at load time only. */
-export async function startBaseline (node: NodeBinary, databaseUrl: string): Promise<Server> {
+export async function startBaseline (node: NodeBinary, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
   return await start('baseline', node, ['--import', 'tsx', 'bench/baseline/server.ts'], {
+    ...env,
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
     CURSOR_SECRET,

@@ -25,13 +25,15 @@ export default fp(async function requestLimitsPlugin (app: FastifyInstance) {
   })
 }, { name: 'request-limits', dependencies: ['errors'] })
 
-/** The path of the first non-finite number in a validated value, if any. */
+/** The path of the first non-finite number in a validated value (an object), if any. */
 function nonFinite (value: unknown, path: string): string | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path
   if (value === null || typeof value !== 'object') return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    const found = nonFinite(inner, `${path}/${key}`)
-    if (found !== undefined) return found
+  for (const key in value) {
+    const inner = (value as Record<string, unknown>)[key]
+    if (typeof inner === 'number' ? !Number.isFinite(inner) : typeof inner === 'object') {
+      const found = typeof inner === 'number' ? `${path}/${key}` : nonFinite(inner, `${path}/${key}`)
+      if (found !== undefined) return found
+    }
   }
   return undefined
 }

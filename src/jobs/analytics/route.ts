@@ -4,15 +4,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { databaseUnavailable, invalidRequest, jobNotFound } from '../../errors.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
 import { requirePro } from '../../plugins/plan-guard.js'
-import { AnalyticsQuery, JobAnalyticsSchema, type JobAnalytics } from '../../schemas/analytics.js'
+import { AnalyticsQuery, JobAnalyticsSchema } from '../../schemas/analytics.js'
 import { analyticsExample } from '../../schemas/examples.js'
 import { ConditionalHeaders, JobParams } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
-import { buildAnalytics } from './arithmetic.js'
+import { analyticsBody } from './body.js'
 import { readAnalyticsQuery, type AnalyticsAsk } from './query.js'
-import { analyticsVersion, jobAnalytics, ZoneRulesMissing } from './read.js'
+import { analyticsVersion, jobAnalyticsText, ZoneRulesMissing } from './read.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,7 +67,7 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     },
     // The query read once, a 400 before the plan guard's 403 (docs/decisions.md, "Order of checks").
     preHandler: [readAsk, requirePro(upgradeUrl)],
-  }, async (request, reply): Promise<JobAnalytics | FastifyReply> => {
+  }, async (request, reply): Promise<FastifyReply> => {
     const organizationId = request.caller.organization.id
     const { jobId } = request.params
     const { from, to } = request.query
@@ -90,7 +90,7 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     // A zone whose rules the summaries cannot answer exactly (none in tzdata 2026f: see
     // zones/rules.ts) is binned from the job's screens, whatever their number.
     const readMax = rules.summarizable(zone) ? screensReadMax : MAX_INT4
-    const rows = await app.database.read(async reader => await jobAnalytics(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: readMax }))
+    const rows = await app.database.read(async reader => await jobAnalyticsText(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: readMax }))
       .catch((error: unknown) => {
         // Read on the primary, which had them: deleted since. Stored again by the next request.
         if (!(error instanceof ZoneRulesMissing)) throw error
@@ -99,8 +99,10 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
         throw databaseUnavailable()
       })
     if (rows === null) throw jobNotFound()
-    reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
-    return buildAnalytics(rows, range)
+    // Written here rather than by the schema's serializer: the bins' numbers are copied from
+    // the statement's text, not parsed and written again (body.ts).
+    return reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
+      .type('application/json; charset=utf-8').send(analyticsBody(rows, range))
   })
 }
 
