@@ -164,6 +164,9 @@ load "(f) the instance delivering a webhook killed and started" kill_delivering
 # Then the webhook queue must run out, and what the API recorded as delivered be received.
 drained=0
 node deploy/stack-test/drain.mjs || drained=1
+# What each API instance of the image holds after the phases' load, webhook worker included
+# (the bench's figures against its baseline: docs/performance.md, "Memory").
+echo "memory after the phases: $(docker stats --no-stream --format '{{.Name}} {{.MemUsage}}' $(api_containers) 2>/dev/null | paste -sd ';' || true)"
 [ "$failures" = 0 ] || { echo "FATAL: $failures phase(s) had failed requests (logs: test-output/stack-test-compose.log)" >&2; exit 1; }
 [ "$lost" = 0 ] || { echo "FATAL: $lost phase(s) had job changes without a webhook event, or failed writes (logs: test-output/stack-test-compose.log)" >&2; exit 1; }
 [ "$drained" = 0 ] || { echo "FATAL: webhook deliveries still waiting 400 s after the last phase, failed for good, or recorded as delivered and not received" >&2; exit 1; }

@@ -12,6 +12,7 @@ import { openServerDatabase } from '../../src/db/database.js'
 import { serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { freePort } from '../helpers/ports.js'
+import { PRODUCTION_NODE_FLAGS } from '../../bench/servers.js'
 // @ts-expect-error: a plain ES module script, no declarations
 import { productionModules } from '../../scripts/production-modules.mjs'
 import { startServer } from '../helpers/server-process.js'
@@ -81,8 +82,8 @@ for (const file of imageFiles) {
   }
 }
 
-t.test('the image: node dist/server.js under tini, as node; compose migrates with node dist/migrate.js first', async t => {
-  t.same(imageCommand, ['node', 'dist/server.js'])
+t.test('the image: node (its V8 settings) dist/server.js under tini, as node; compose migrates with node dist/migrate.js first', async t => {
+  t.same(imageCommand, ['node', ...PRODUCTION_NODE_FLAGS, 'dist/server.js'])
   t.same(imageEntrypoint, ['/usr/bin/tini', '--'], 'signals reach node through tini')
   t.same(instructions('USER'), ['node'], 'not root')
   t.match(healthCommand.join(' '), /\/health\/ready/, 'a health check on readiness')
