@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
 import { HEARTBEAT_MS, listenOnServer, proofLifetimeMs } from '../../src/db/listen.js'
+import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
 import { API_ROLE, createTestDatabase, serverUrl } from '../helpers/database.js'
 import { createTenant, type Tenant } from '../helpers/fixtures.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
@@ -45,7 +46,8 @@ type App = Awaited<ReturnType<typeof buildApp>>
 async function appListeningOn (t: Test, listenUrl: string, env: Record<string, string> = {}, primaryUrl = db!.apiUrl!): Promise<{ app: App, logs: Array<Record<string, unknown>> }> {
   const logs: Array<Record<string, unknown>> = []
   const logStream = new Writable({ write (chunk: Buffer, _encoding, done) { for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>); done() } })
-  const config = loadConfig({ LOG_LEVEL: 'info', AUTH_CACHE_TTL_MS: String(HOUR), RATE_LIMIT_MAX: '1000000', DB_CONNECTION_TIMEOUT_MS: String(TIMEOUT_MS), METRICS_TOKEN: TOKEN, ...env })
+  // Configured as an instance is (its webhook key too, else the app warns that it is unset).
+  const config = loadConfig({ LOG_LEVEL: 'info', AUTH_CACHE_TTL_MS: String(HOUR), RATE_LIMIT_MAX: '1000000', DB_CONNECTION_TIMEOUT_MS: String(TIMEOUT_MS), METRICS_TOKEN: TOKEN, WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY, ...env })
   const app = await buildApp({ config, database: openServerDatabase(primaryUrl, config, { listenUrl }), logStream })
   t.teardown(async () => { await app.close() })
   await app.ready()

@@ -9,9 +9,8 @@ import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
-import { applyMigrations } from '../../src/db/migrations.js'
 import { lsnValue } from '../../src/db/replica-lag.js'
-import { serverUrl } from '../helpers/database.js'
+import { migrateAsProduction, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
@@ -69,8 +68,7 @@ t.test('a standby of another cluster is not a replica; a standby of the primary\
   await query(a.primaryUrl('postgres'), 'CREATE DATABASE screening')
   const owner = openServerDatabase(a.primaryUrl('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
   t.teardown(owner.close)
-  await applyMigrations(owner.adapterFactory)
-  await psql('psql', [a.primaryUrl('screening'), '-q', '-v', 'role=screening_api', '-v', 'ON_ERROR_STOP=1', '-f', join(import.meta.dirname, '../../prisma/sql/api-role.sql')])
+  await migrateAsProduction(owner, a.primaryUrl('screening'), 'screening_api')
   const asApi = (url: string): string => url.replace('postgres@', 'screening_api@')
   const tenant = await createTenant(owner.prisma, { plan: 'pro' })
   const job = await createJob(owner.prisma, tenant, { title: TITLE_A })

@@ -5,6 +5,7 @@ import t from 'tap'
 import { applyApiRole, gexecQueries, scramVerifier } from '../../src/db/api-role.js'
 import { openServerDatabase } from '../../src/db/database.js'
 import { applyMigrations } from '../../src/db/migrations.js'
+import { installQueue } from '../../src/db/queue.js'
 import { serverUrl } from '../helpers/database.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 
@@ -35,7 +36,9 @@ t.test('made, then updated; it logs in with its password on the primary and the 
   await admin.end()
   const owner = openServerDatabase(pair.primaryUrl('screening'), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
   t.teardown(owner.close)
+  // As the migrate step: the migrations, the queue's schema (the script grants on it), the role.
   await applyMigrations(owner.adapterFactory)
+  await installQueue(owner.queue)
 
   // The role's logins need its password, on both servers (first matching line wins).
   for (const url of [pair.primaryUrl('postgres'), pair.standbyUrl('postgres')]) {

@@ -41,6 +41,17 @@ async function grantApiRole (url: string, role: string): Promise<void> {
   await promisify(execFile)('psql', [url, '-q', '-v', `role=${role}`, '-v', 'ON_ERROR_STOP=1', '-f', API_ROLE_SCRIPT])
 }
 
+/**
+ * A new database made as production's migrate step makes it: the migrations, the job
+ * queue's schema (pg-boss), then the API's role by prisma/sql/api-role.sql (which grants on
+ * the queue's schema: it fails without it).
+ */
+export async function migrateAsProduction (owner: Database, url: string, role: string): Promise<void> {
+  await applyMigrations(owner.adapterFactory)
+  await installQueue(owner.queue)
+  await grantApiRole(url, role)
+}
+
 /** `url` with another user. */
 function asRole (url: string, role: string): string {
   const withRole = new URL(url)

@@ -1,15 +1,10 @@
-import { execFile } from 'node:child_process'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
-import { applyMigrations } from '../../src/db/migrations.js'
-import { installQueue } from '../../src/db/queue.js'
 import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
-import { serverUrl } from '../helpers/database.js'
+import { migrateAsProduction, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
@@ -46,9 +41,7 @@ t.test('a change is told once the replicas taking reads have it, or no longer ta
   const owner = openServerDatabase(pair.primaryUrl('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
   t.teardown(owner.close)
   // As production's migrate step: the migrations, the queue's schema, then the API's role.
-  await applyMigrations(owner.adapterFactory)
-  await installQueue(owner.queue)
-  await promisify(execFile)('psql', [pair.primaryUrl('screening'), '-q', '-v', 'role=screening_api', '-v', 'ON_ERROR_STOP=1', '-f', join(import.meta.dirname, '../../prisma/sql/api-role.sql')])
+  await migrateAsProduction(owner, pair.primaryUrl('screening'), 'screening_api')
   const asApi = (url: string): string => url.replace('postgres@', 'screening_api@')
 
   const config = loadConfig({
