@@ -5,7 +5,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
 import { SignedJson } from '../../src/signed-json.js'
-import { migrateAsProduction, serverUrl } from '../helpers/database.js'
+import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 
@@ -42,13 +42,7 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
   t.teardown(() => { console.log(`# figures: read replica: ${figures.join('; ')}`) })
 
   // The database, migrated, with the API's role, as production sets it up.
-  const admin = new pg.Client({ connectionString: pair.primaryUrl('postgres') })
-  await admin.connect()
-  await admin.query('CREATE DATABASE screening')
-  await admin.end()
-  const owner = openServerDatabase(pair.primaryUrl('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
-  t.teardown(owner.close)
-  await migrateAsProduction(owner, pair.primaryUrl('screening'), 'screening_api')
+  const owner = await productionDatabase(t, db => pair.primaryUrl(db))
   const asApi = (url: string): string => url.replace('postgres@', 'screening_api@')
 
   const tenant = await createTenant(owner.prisma, { plan: 'pro' })

@@ -4,7 +4,7 @@ import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
-import { migrateAsProduction, serverUrl } from '../helpers/database.js'
+import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 
@@ -39,13 +39,7 @@ t.test('a promoted replica takes no reads from the next check on; one on another
   const figures: string[] = []
   t.teardown(() => { console.log(`# figures: replica promotion: ${figures.join('; ')}`) })
 
-  const admin = new pg.Client({ connectionString: pair.primaryUrl('postgres') })
-  await admin.connect()
-  await admin.query('CREATE DATABASE screening')
-  await admin.end()
-  const owner = openServerDatabase(pair.primaryUrl('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
-  t.teardown(owner.close)
-  await migrateAsProduction(owner, pair.primaryUrl('screening'), 'screening_api')
+  const owner = await productionDatabase(t, db => pair.primaryUrl(db))
   const asApi = (url: string): string => url.replace('postgres@', 'screening_api@')
 
   const tenant = await createTenant(owner.prisma, { plan: 'pro' })

@@ -52,6 +52,22 @@ export async function migrateAsProduction (owner: Database, url: string, role: s
   await grantApiRole(url, role)
 }
 
+/**
+ * The database `screening` made on a server (a replicated pair's primary: `urlOf` gives a
+ * database's URL there) as production makes it, with the API's role `screening_api`; the
+ * owner's handle, closed at teardown.
+ */
+export async function productionDatabase (t: { teardown: (fn: () => Promise<void>) => void }, urlOf: (database: string) => string): Promise<Database> {
+  const admin = new pg.Client({ connectionString: urlOf('postgres') })
+  await admin.connect()
+  await admin.query('CREATE DATABASE screening')
+  await admin.end()
+  const owner = openServerDatabase(urlOf('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
+  t.teardown(owner.close)
+  await migrateAsProduction(owner, urlOf('screening'), 'screening_api')
+  return owner
+}
+
 /** `url` with another user. */
 function asRole (url: string, role: string): string {
   const withRole = new URL(url)

@@ -4,7 +4,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServerDatabase } from '../../src/db/database.js'
 import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
-import { migrateAsProduction, serverUrl } from '../helpers/database.js'
+import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
@@ -34,14 +34,7 @@ t.test('a change is told once the replicas taking reads have it, or no longer ta
   if ('missing' in tools) return
   const pair = await startReplicatedPair(tools.bindir)
   t.teardown(pair.close)
-  const admin = new pg.Client({ connectionString: pair.primaryUrl('postgres') })
-  await admin.connect()
-  await admin.query('CREATE DATABASE screening')
-  await admin.end()
-  const owner = openServerDatabase(pair.primaryUrl('screening'), { DB_POOL_MAX: 3, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
-  t.teardown(owner.close)
-  // As production's migrate step: the migrations, the queue's schema, then the API's role.
-  await migrateAsProduction(owner, pair.primaryUrl('screening'), 'screening_api')
+  const owner = await productionDatabase(t, db => pair.primaryUrl(db))
   const asApi = (url: string): string => url.replace('postgres@', 'screening_api@')
 
   const config = loadConfig({
