@@ -68,6 +68,8 @@ export async function checkEquality (urls: Record<Side, string>, apiKey: string,
   await compare('get job (1M screens)', both(paths.hugeJob))
   const huge = await analytics('analytics (1M screens)', paths.hugeAnalytics)
   await analytics('analytics (1M, tz=Asia/Kathmandu)', paths.hugeAnalyticsKathmandu)
+  await analytics('analytics (1M, tz=Europe/Berlin)', paths.hugeAnalyticsBerlin)
+  await analytics('analytics (1M, tz=America/New_York)', paths.hugeAnalyticsNewYork)
 
   // The list: page 1, then each server's own next_cursor, up to page LIST_PAGES.
   const path: Record<Side, string> = both(paths.firstPage)

@@ -25,6 +25,8 @@ export interface Paths {
   hugeJob: string
   hugeAnalytics: string
   hugeAnalyticsKathmandu: string
+  hugeAnalyticsBerlin: string
+  hugeAnalyticsNewYork: string
   firstPage: string
 }
 
@@ -42,6 +44,9 @@ export function pathsOf (dataset: Dataset): Paths {
     hugeAnalytics: `/api/jobs/${dataset.hugeJobId}/analytics`,
     // A zone 5:45 from UTC: its week boundaries fall between whole hours of the boundary windows.
     hugeAnalyticsKathmandu: `/api/jobs/${dataset.hugeJobId}/analytics?tz=Asia/Kathmandu`,
+    // The zones the summaries serve whose weeks move with daylight saving (issue 42).
+    hugeAnalyticsBerlin: `/api/jobs/${dataset.hugeJobId}/analytics?tz=Europe/Berlin`,
+    hugeAnalyticsNewYork: `/api/jobs/${dataset.hugeJobId}/analytics?tz=America/New_York`,
     firstPage: `/api/jobs?limit=${LIST_LIMIT}`,
   }
 }
@@ -73,6 +78,8 @@ export function scenarios (paths: Paths, probe: Probe): Scenario[] {
     { name: 'get job (1M screens)', target: 0.9, requests: same({ path: paths.hugeJob }) },
     { name: 'analytics (1M screens)', target: 0.9, requests: same({ path: paths.hugeAnalytics }) },
     { name: 'analytics (1M, tz=Asia/Kathmandu)', target: 0.9, requests: same({ path: paths.hugeAnalyticsKathmandu }) },
+    { name: 'analytics (1M, tz=Europe/Berlin)', target: 0.9, requests: same({ path: paths.hugeAnalyticsBerlin }) },
+    { name: 'analytics (1M, tz=America/New_York)', target: 0.9, requests: same({ path: paths.hugeAnalyticsNewYork }) },
     { name: 'list first page', target: 0.8, requests: same({ path: paths.firstPage }) },
     { name: `list page ${LIST_PAGES}`, target: 0.8, requests: perSide(side => [{ path: nextPage(probe.lastCursor[side]) }]) },
     { name: '304 conditional get', target: undefined, requests: perSide(side => [conditional(side)]) },
