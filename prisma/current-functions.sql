@@ -72,8 +72,11 @@ BEGIN
   IF locked IS NULL THEN RETURN 0; END IF;
 
   WITH moved AS (
+    -- The oldest max_deltas of the locked jobs' deltas: those up to the last one's id (ids are
+    -- unique), without joining the deltas back to a list of themselves.
     DELETE FROM screen_summary_deltas
-    WHERE (job_id, id) IN (SELECT job_id, id FROM screen_summary_deltas WHERE job_id = ANY (locked) ORDER BY id LIMIT max_deltas)
+    WHERE job_id = ANY (locked)
+      AND id <= (SELECT max(id) FROM (SELECT id FROM screen_summary_deltas WHERE job_id = ANY (locked) ORDER BY id LIMIT max_deltas) oldest)
     RETURNING id, job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at
   ), stats AS (
     INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes, changes_hash)
@@ -86,43 +89,50 @@ BEGIN
       version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
       changes_hash = t.changes_hash # excluded.changes_hash
   ), places AS (
+    -- A place per bucket, not per delta: a busy job's deltas share a few hundred buckets.
     SELECT m.job_id, p.segment, p.window_start, p.quarter,
-           sum(m.completed) AS completed, sum(m.scored) AS scored, sum(m.score_sum) AS score_sum
-    FROM moved m CROSS JOIN LATERAL completion_place(m.bucket) p
-    WHERE m.bucket IS NOT NULL
+           sum(m.completed)::bigint AS completed, sum(m.scored)::bigint AS scored, sum(m.score_sum) AS score_sum
+    FROM (SELECT job_id, bucket, sum(completed) AS completed, sum(scored) AS scored, sum(score_sum) AS score_sum
+          FROM moved WHERE bucket IS NOT NULL GROUP BY 1, 2) m
+    CROSS JOIN LATERAL completion_place(m.bucket) p
     GROUP BY 1, 2, 3, 4
   ), segments AS (
     INSERT INTO job_completion_segments AS s (job_id, segment, slot, completed, scored, score_sum)
     SELECT job_id, segment, 0, completed, scored, score_sum FROM places WHERE segment IS NOT NULL
     ON CONFLICT (job_id, segment, slot) DO UPDATE SET
       completed = s.completed + excluded.completed, scored = s.scored + excluded.scored, score_sum = s.score_sum + excluded.score_sum
-  ), quarters AS (
-    -- Slot 0's row of each window touched, taken apart into its quarter hours, plus the
-    -- deltas' quarter hours: summed, then made running totals again.
-    SELECT job_id, window_start, quarter, sum(completed) AS completed, sum(scored) AS scored, sum(score_sum) AS score_sum
-    FROM (
-      SELECT job_id, window_start, quarter, completed, scored, score_sum FROM places WHERE window_start IS NOT NULL
-      UNION ALL
-      SELECT b.job_id, b.window_start, u.quarter,
-             u.completed - lag(u.completed, 1, 0) OVER w, u.scored - lag(u.scored, 1, 0) OVER w,
-             u.score_sum - lag(u.score_sum, 1, 0::numeric) OVER w
-      FROM job_completion_boundaries b
-      CROSS JOIN LATERAL unnest(b.quarters, b.completed_through, b.scored_through, b.score_sum_through) WITH ORDINALITY u(quarter, completed, scored, score_sum, i)
-      WHERE b.slot = 0 AND (b.job_id, b.window_start) IN (SELECT job_id, window_start FROM places WHERE window_start IS NOT NULL)
-      WINDOW w AS (PARTITION BY b.job_id, b.window_start ORDER BY u.i)
-    ) q
-    GROUP BY 1, 2, 3
   ), windows AS (
+    -- Each window touched, from its slot 0 row's running totals (none: zeros) and this fold's
+    -- quarter hours: a quarter's new total is its old one (or the old one of the quarter before,
+    -- for a quarter new to the row) plus this fold's amounts up to it. Per window, so that
+    -- nothing is sorted or hashed but a window's own hundred quarters.
     INSERT INTO job_completion_boundaries AS b (job_id, window_start, slot, quarters, completed_through, scored_through, score_sum_through)
-    SELECT job_id, window_start, 0, array_agg(quarter ORDER BY quarter), array_agg(completed ORDER BY quarter),
-           array_agg(scored ORDER BY quarter), array_agg(score_sum ORDER BY quarter)
-    FROM (
-      SELECT job_id, window_start, quarter, (sum(completed) OVER r)::int AS completed, (sum(scored) OVER r)::int AS scored,
-             sum(score_sum) OVER r AS score_sum
-      FROM quarters
-      WINDOW r AS (PARTITION BY job_id, window_start ORDER BY quarter)
-    ) running
-    GROUP BY job_id, window_start
+    SELECT w.job_id, w.window_start, 0, n.quarters, n.completed, n.scored, n.score_sum
+    FROM (SELECT job_id, window_start, array_agg(quarter) AS q, array_agg(completed) AS c, array_agg(scored) AS s, array_agg(score_sum) AS ss
+          FROM places WHERE window_start IS NOT NULL GROUP BY 1, 2) w
+    LEFT JOIN job_completion_boundaries o ON o.job_id = w.job_id AND o.window_start = w.window_start AND o.slot = 0
+    CROSS JOIN LATERAL (
+      SELECT array_agg(u.quarter ORDER BY u.quarter) AS quarters,
+             array_agg((u.c + a.c)::int ORDER BY u.quarter) AS completed,
+             array_agg((u.s + a.s)::int ORDER BY u.quarter) AS scored,
+             array_agg(u.ss + a.ss ORDER BY u.quarter) AS score_sum
+      FROM (
+        SELECT t.quarter, t.c, t.s, t.ss
+        FROM unnest(o.quarters, o.completed_through, o.scored_through, o.score_sum_through) t(quarter, c, s, ss)
+        UNION ALL
+        SELECT nq, coalesce(before.c, 0), coalesce(before.s, 0), coalesce(before.ss, 0)
+        FROM unnest(w.q) nq
+        LEFT JOIN LATERAL (
+          SELECT t.c, t.s, t.ss FROM unnest(o.quarters, o.completed_through, o.scored_through, o.score_sum_through) t(quarter, c, s, ss)
+          WHERE t.quarter < nq ORDER BY t.quarter DESC LIMIT 1
+        ) before ON true
+        WHERE o.quarters IS NULL OR NOT nq = ANY (o.quarters)
+      ) u
+      CROSS JOIN LATERAL (
+        SELECT coalesce(sum(f.c), 0) AS c, coalesce(sum(f.s), 0) AS s, coalesce(sum(f.ss), 0) AS ss
+        FROM unnest(w.q, w.c, w.s, w.ss) f(quarter, c, s, ss) WHERE f.quarter <= u.quarter
+      ) a
+    ) n
     ON CONFLICT (job_id, window_start, slot) DO UPDATE SET
       quarters = excluded.quarters, completed_through = excluded.completed_through,
       scored_through = excluded.scored_through, score_sum_through = excluded.score_sum_through
@@ -864,8 +874,8 @@ END
 $function$;
 
 -- Sync log: logs the jobs of deleted deltas (folded, or dropped with their job) with their
--- writers' transactions; a transaction's own are left pending. Trigger of
--- screen_summary_deltas.
+-- writers' transactions, those below the oldest running one as one collapsed row per job and
+-- kind; a transaction's own are left pending. Trigger of screen_summary_deltas.
 CREATE OR REPLACE FUNCTION public.screen_summary_deltas_log_changes()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -874,17 +884,24 @@ CREATE OR REPLACE FUNCTION public.screen_summary_deltas_log_changes()
 AS $function$
 DECLARE
   me xid8 := pg_current_xact_id();
+  finished xid8 := pg_snapshot_xmin(pg_current_snapshot());
 BEGIN
   -- Other transactions' deltas: committed before this statement read them. Under the job's
   -- organization now, without a lock: a move this read does not see commits after the delta's
-  -- transaction did.
-  INSERT INTO job_changes AS c (organization_id, xid, job_id, analytics_only)
-  SELECT j.organization_id, d.xid, d.job_id,
-         sum(d.in_progress + d.completed + d.expired) = 0 AND sum(d.scored) = 0 AND sum(d.score_sum) = 0
-  FROM gone_deltas d JOIN jobs j ON j.id = d.job_id
-  WHERE d.xid <> me
-  GROUP BY j.organization_id, d.xid, d.job_id
-  ON CONFLICT (organization_id, xid, job_id) DO UPDATE SET analytics_only = c.analytics_only AND excluded.analytics_only;
+  -- transaction did. Each kind's transactions below `finished` as one row (none of them can
+  -- be in progress in a snapshot taken from now on); the others as they are.
+  INSERT INTO job_changes AS c (organization_id, xid, job_id, analytics_only, collapsed)
+  SELECT organization_id, max(xid), job_id, analytics_only, count(*) > 1
+  FROM (
+    SELECT j.organization_id, d.xid, d.job_id,
+           sum(d.in_progress + d.completed + d.expired) = 0 AND sum(d.scored) = 0 AND sum(d.score_sum) = 0 AS analytics_only
+    FROM gone_deltas d JOIN jobs j ON j.id = d.job_id
+    WHERE d.xid <> me
+    GROUP BY j.organization_id, d.xid, d.job_id
+  ) t
+  GROUP BY organization_id, job_id, analytics_only, CASE WHEN xid >= finished THEN xid END
+  ON CONFLICT (organization_id, xid, job_id) DO UPDATE
+    SET analytics_only = c.analytics_only AND excluded.analytics_only, collapsed = c.collapsed OR excluded.collapsed;
   -- This transaction's own (not committed: nothing orders a move after it): for the fold to
   -- log once it has committed, as a question's write.
   IF EXISTS (SELECT FROM gone_deltas WHERE xid = me) THEN

@@ -182,7 +182,10 @@ t.test('collapsing a job\'s finished changes into one row keeps every token exac
   const before = await walkThenSync(app, acme.auth)
   for (let i = 0; i < 5; i++) await createScreens(prisma, jobs[5]!.id, [{ status: 'in_progress' }])
   // The fold logs the screens' changes: fold now rather than wait for the instance's timer.
+  // It collapses finished ones itself (fold-collapse.test.ts); a job's own writes are logged
+  // a row each, for the upkeep to collapse.
   await foldScreenStats(prisma)
+  for (let i = 0; i < 5; i++) await prisma.job.update({ where: { id: jobs[5]!.id }, data: { description: `collapsed ${i}` } })
   const rows = async () => Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM job_changes WHERE job_id = ${jobs[5]!.id}::uuid`)[0]!.n)
   t.ok(await rows() >= 5, 'a row per writer transaction')
   const after = await walkThenSync(app, acme.auth)
