@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# What single-row screen writes pay for the summaries when CPU, not the disk's flushes, bounds
+# them (issue 42, part 4): pgbench writers with synchronous_commit off on a throwaway database,
+# the migrations applied, 100 jobs and 100,000 screens. Each round runs every workload with
+# the floor hook (bench/writes.ts's), the deltas' trigger alone, and the trigger with the fold
+# every second as an instance runs it; medians and ratios to the floor at the end. The
+# difference between the last two is the fold's share (docs/summaries-design.md).
+#   BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres bash bench/fold-cost.sh
+# Needs pgbench and psql (PostgreSQL's client tools). ROUNDS, SECONDS_EACH, CLIENTS to change.
+set -euo pipefail
+: "${BENCH_DATABASE_URL:?a PostgreSQL server on which to make a throwaway database, for example postgresql://postgres@127.0.0.1:5432/postgres}"
+ROUNDS=${ROUNDS:-3}
+SECONDS_EACH=${SECONDS_EACH:-5}
+CLIENTS=${CLIENTS:-2}
+cd "$(dirname "$0")/.."
+
+db="bench_fold_$(date +%Y%m%d%H%M%S)_$$"
+url="${BENCH_DATABASE_URL%/*}/$db"
+work=$(mktemp -d)
+fold_pid=
+cleanup () {
+  touch "$work/stop"; [ -n "$fold_pid" ] && wait "$fold_pid" 2>/dev/null || true
+  psql "$BENCH_DATABASE_URL" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+sql () { psql "$url" -q -v ON_ERROR_STOP=1 "$@"; }
+
+psql "$BENCH_DATABASE_URL" -qc "CREATE DATABASE $db"
+DATABASE_URL="$url" npm run --silent db:migrate > "$work/migrate.log"
+sql <<'SQL'
+INSERT INTO organizations (id, name, plan, subscription_status, created_at) VALUES ('00000000-0000-4000-8000-000000000001', 'fold bench', 'pro', 'active', now());
+INSERT INTO users (id, organization_id, email, name, created_at) VALUES ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'fold@bench.example', 'bench', now());
+INSERT INTO jobs (id, organization_id, user_id, title, company_name, description, slug, share_token)
+SELECT ('00000000-0000-4000-9000-' || lpad(k::text, 12, '0'))::uuid, '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002',
+       'job ' || k, 'bench', 'bench', 'fold-bench-' || k, md5(k::text) || md5('share' || k)
+FROM generate_series(1, 100) k;
+-- Completed screens over the last 300 days, scored with a decimal like the main bench's.
+INSERT INTO screens (id, job_id, status, score, started_at, completed_at)
+SELECT ('00000000-0000-4000-a000-' || lpad(g::text, 12, '0'))::uuid, ('00000000-0000-4000-9000-' || lpad((1 + g % 100)::text, 12, '0'))::uuid,
+       'completed', round((random() * 1000)::numeric) / 10, c - interval '1 hour', c
+FROM generate_series(1, 100000) g, LATERAL (SELECT now() - interval '1 day' - random() * interval '300 days' + g * interval '0 s' AS c) t;
+SELECT fold_screen_summary_deltas(100000);
+CREATE TABLE bench_write_floor (LIKE screen_summary_deltas INCLUDING DEFAULTS INCLUDING INDEXES);
+CREATE FUNCTION bench_write_floor () RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bench_write_floor (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
+  VALUES (NEW.job_id, NULL, 0, 0, 0, 0, 0, 0);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER bench_write_floor AFTER INSERT OR UPDATE ON screens FOR EACH ROW EXECUTE FUNCTION bench_write_floor();
+SQL
+
+# The main bench's two statements (bench/writer.ts): a completed screen in the last week, a score.
+cat > "$work/insert.sql" <<'EOF'
+\set j random(1, 100)
+\set s random(0, 1000)
+\set d random(0, 604800)
+INSERT INTO screens (job_id, status, score, started_at, completed_at) SELECT ('00000000-0000-4000-9000-' || lpad(:j::text, 12, '0'))::uuid, 'completed', :s / 10.0, t - interval '20 minutes', t FROM (SELECT now() - :d * interval '1 second' AS t) c;
+EOF
+cat > "$work/update.sql" <<'EOF'
+\set g random(1, 100000)
+\set s random(0, 1000)
+UPDATE screens SET score = :s / 10.0 WHERE id = ('00000000-0000-4000-a000-' || lpad(:g::text, 12, '0'))::uuid;
+EOF
+
+# Folds every second until told to stop, its last fold finished (a stop file, not a signal).
+folding () { while [ ! -e "$work/stop" ]; do psql "$url" -qAtc 'SELECT fold_screen_summary_deltas(20000)' > /dev/null; sleep 1; done; }
+
+results="$work/results"
+for round in $(seq "$ROUNDS"); do
+  for workload in insert update; do
+    for config in floor trigger 'trigger+fold'; do
+      # Each measurement starts from the same state: nothing left to fold, no dead rows.
+      sql -c 'SELECT fold_screen_summary_deltas(100000)' -c 'DELETE FROM bench_write_floor' > /dev/null
+      sql -c 'VACUUM screens, screen_summary_deltas, bench_write_floor, job_changes, job_screen_stats, job_completion_segments, job_completion_boundaries'
+      if [ "$config" = floor ]; then
+        sql -c 'ALTER TABLE screens DISABLE TRIGGER USER; ALTER TABLE screens ENABLE TRIGGER bench_write_floor'
+      else
+        sql -c 'ALTER TABLE screens ENABLE TRIGGER USER; ALTER TABLE screens DISABLE TRIGGER bench_write_floor'
+      fi
+      if [ "$config" = 'trigger+fold' ]; then rm -f "$work/stop"; folding & fold_pid=$!; fi
+      tps=$(PGOPTIONS='-c synchronous_commit=off' pgbench "$url" -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_EACH" -M prepared -f "$work/$workload.sql" 2>/dev/null \
+        | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+      if [ -n "$fold_pid" ]; then touch "$work/stop"; wait "$fold_pid" || true; fold_pid=; fi
+      printf '  [%s/%s] %-7s %-13s %8.0f tx/s\n' "$round" "$ROUNDS" "$workload" "$config" "$tps"
+      echo "$workload $config $tps" >> "$results"
+    done
+  done
+done
+
+echo "medians over $ROUNDS round(s) of $SECONDS_EACH s, $CLIENTS pgbench clients, synchronous_commit off:"
+for workload in insert update; do
+  median () { grep "^$workload $1 " "$results" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+  floor=$(median floor); trigger=$(median trigger); folded=$(median 'trigger+fold')
+  awk -v w="$workload" -v f="$floor" -v t="$trigger" -v tf="$folded" \
+    'BEGIN { printf "  %-7s floor %6.0f tx/s, trigger %6.0f (%.2f of the floor), trigger and fold %6.0f (%.2f)\n", w, f, t, t / f, tf, tf / f }'
+done
