@@ -41,15 +41,8 @@ SELECT ('00000000-0000-4000-a000-' || lpad(g::text, 12, '0'))::uuid, ('00000000-
        'completed', round((random() * 1000)::numeric) / 10, c - interval '1 hour', c
 FROM generate_series(1, 100000) g, LATERAL (SELECT now() - interval '1 day' - random() * interval '300 days' + g * interval '0 s' AS c) t;
 SELECT fold_screen_summary_deltas(100000);
-CREATE TABLE bench_write_floor (LIKE screen_summary_deltas INCLUDING DEFAULTS INCLUDING INDEXES);
-CREATE FUNCTION bench_write_floor () RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO bench_write_floor (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
-  VALUES (NEW.job_id, NULL, 0, 0, 0, 0, 0, 0);
-  RETURN NULL;
-END $$;
-CREATE TRIGGER bench_write_floor AFTER INSERT OR UPDATE ON screens FOR EACH ROW EXECUTE FUNCTION bench_write_floor();
 SQL
+sql -f bench/write-floor.sql
 
 # The main bench's two statements (bench/writer.ts): a completed screen in the last week, a score.
 cat > "$work/insert.sql" <<'EOF'

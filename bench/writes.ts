@@ -5,6 +5,7 @@
 // the floor, the cheapest hook that appends anything (below). It runs after the read
 // scenarios: it adds screens and, with the triggers off, leaves the summaries stale.
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { median } from './report.js'
@@ -37,19 +38,9 @@ export interface WriteRow {
   runs: Record<Config, number[]>
 }
 
-// The floor: what any design that records a write in the writer's transaction pays at
-// least, measured rather than argued. A row trigger (the cheapest hook PL/pgSQL has) that
-// appends a constant row, computed from nothing, into a table shaped and indexed like the
-// deltas (job_id, id), whose index a reader needs to find a job's rows.
-const FLOOR_SETUP = `
-CREATE TABLE bench_write_floor (LIKE screen_summary_deltas INCLUDING DEFAULTS INCLUDING INDEXES);
-CREATE FUNCTION bench_write_floor () RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO bench_write_floor (job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at)
-  VALUES (NEW.job_id, NULL, 0, 0, 0, 0, 0, 0);
-  RETURN NULL;
-END $$;
-CREATE TRIGGER bench_write_floor AFTER INSERT OR UPDATE ON screens FOR EACH ROW EXECUTE FUNCTION bench_write_floor();`
+// The floor hook (bench/write-floor.sql): a row trigger appending a constant row into a table
+// shaped and indexed like the deltas.
+const FLOOR_SETUP = readFileSync(join(import.meta.dirname, 'write-floor.sql'), 'utf8')
 const FLOOR_TEARDOWN = 'DROP TRIGGER IF EXISTS bench_write_floor ON screens; DROP FUNCTION IF EXISTS bench_write_floor(); DROP TABLE IF EXISTS bench_write_floor'
 const CONFIG_SQL: Record<Config, string> = {
   with: 'ALTER TABLE screens ENABLE TRIGGER USER; ALTER TABLE screens DISABLE TRIGGER bench_write_floor',
