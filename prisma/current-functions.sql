@@ -694,7 +694,7 @@ AS $function$
 BEGIN
   IF (SELECT history FROM job_changes_horizon) IS NOT DISTINCT FROM database_history() THEN RETURN false; END IF;
   DELETE FROM job_changes;
-  UPDATE job_changes_horizon SET pruned_through = pg_current_xact_id(), history = database_history(),
+  UPDATE job_changes_horizon SET pruned_through = '0'::xid8, history = database_history(),
     generation = ((generation::bigint + 1 + floor(random() * 2147483646)::bigint) % 2147483647)::int;
   RETURN true;
 END

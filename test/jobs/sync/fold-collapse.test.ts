@@ -4,6 +4,7 @@ import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createTenant } from '../../helpers/fixtures.js'
 import { foldScreenStats } from '../../../src/admin/screen-stats.js'
 import { walkThenSync, syncFrom } from '../../helpers/sync-mirror.js'
+import { untilFinished } from '../../helpers/until-finished.js'
 
 // The fold logs a job's finished screen writes as one collapsed row (migration
 // 20261127200000): fewer rows of the log for the writers' cores to pay, and every change still
@@ -16,20 +17,6 @@ const write = async (jobId: string): Promise<string> => (await prisma.$queryRaw<
   INSERT INTO screens (job_id, status, score, started_at, completed_at)
   VALUES (${jobId}::uuid, 'completed', 71.5, now() - interval '1 hour', now())
   RETURNING pg_current_xact_id()::text AS xid`)[0]!.xid
-/**
- * Waits until no transaction older than `xids` runs anywhere in the cluster (the oldest running
- * one only ever gets newer): then the fold finds them all finished, whatever other test files
- * do on the same server meanwhile.
- */
-const finished = async (xids: string[]): Promise<void> => {
-  const latest = xids.map(BigInt).reduce((a, b) => (a > b ? a : b))
-  for (let tries = 0; tries < 200; tries++) {
-    const [row] = await prisma.$queryRaw<Array<{ xmin: string }>>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`
-    if (BigInt(row!.xmin) > latest) return
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  throw new Error(`a transaction older than ${latest} still runs after 10 s`)
-}
 /** The log's rows of `jobId` for these transactions (the fold writes them), in order. */
 const logged = async (jobId: string, xids: string[]) => await prisma.$queryRaw<Array<{ xid: string, collapsed: boolean }>>`
   SELECT xid::text AS xid, collapsed FROM job_changes WHERE job_id = ${jobId}::uuid AND xid::text = ANY (${xids}::text[]) ORDER BY xid::text::bigint`
@@ -40,7 +27,7 @@ t.test('finished writes fold into one collapsed row, at the latest; a token take
   const xids = [await write(job.id), await write(job.id)]
   const between = await walkThenSync(app, acme.auth)
   for (let i = 0; i < 3; i++) xids.push(await write(job.id))
-  await finished(xids)
+  await untilFinished(prisma, xids)
   await foldScreenStats(prisma)
 
   const latest = xids.map(BigInt).reduce((a, b) => (a > b ? a : b)).toString()
@@ -55,7 +42,7 @@ t.test('finished writes fold into one collapsed row, at the latest; a token take
 t.test('a single finished write keeps its own row, not collapsed', async t => {
   const job = await createJob(prisma, acme, { title: 'quiet' })
   const xids = [await write(job.id)]
-  await finished(xids)
+  await untilFinished(prisma, xids)
   await foldScreenStats(prisma)
   t.same(await logged(job.id, xids), [{ xid: xids[0], collapsed: false }])
 })
