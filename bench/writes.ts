@@ -34,6 +34,8 @@ export interface WriteRow {
   floor: number
   withoutTriggers: number
   ratio: number
+  /** With the triggers ÷ with the floor hook: issue 42's goal (at least 0.9). */
+  ofFloor: number
   floorRatio: number
   runs: Record<Config, number[]>
 }
@@ -93,7 +95,7 @@ export async function measureWrites (node: NodeBinary, ownerUrl: string, oneJobI
     }
     return chosen.map((scenario, i) => {
       const [withTriggers, floor, withoutTriggers] = CONFIGS.map(c => median(runs[i]![c]))
-      return { scenario: scenario.name, withTriggers: withTriggers!, floor: floor!, withoutTriggers: withoutTriggers!, ratio: withTriggers! / withoutTriggers!, floorRatio: floor! / withoutTriggers!, runs: runs[i]! }
+      return { scenario: scenario.name, withTriggers: withTriggers!, floor: floor!, withoutTriggers: withoutTriggers!, ratio: withTriggers! / withoutTriggers!, ofFloor: withTriggers! / floor!, floorRatio: floor! / withoutTriggers!, runs: runs[i]! }
     })
   } finally {
     await client.end()
@@ -102,9 +104,9 @@ export async function measureWrites (node: NodeBinary, ownerUrl: string, oneJobI
 
 export function writesMarkdownTable (rows: WriteRow[]): string {
   return [
-    '| writes (16 writers) | with triggers (tx/s) | floor hook (tx/s) | without (tx/s) | ratio | floor ÷ without |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...rows.map(r => `| ${r.scenario} | ${r.withTriggers.toFixed(0)} | ${r.floor.toFixed(0)} | ${r.withoutTriggers.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.floorRatio.toFixed(2)} |`),
+    '| writes (16 writers) | with triggers (tx/s) | floor hook (tx/s) | without (tx/s) | with ÷ without | with ÷ floor (goal ≥ 0.90) | floor ÷ without |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(r => `| ${r.scenario} | ${r.withTriggers.toFixed(0)} | ${r.floor.toFixed(0)} | ${r.withoutTriggers.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.ofFloor.toFixed(2)} | ${r.floorRatio.toFixed(2)} |`),
   ].join('\n')
 }
 
