@@ -4,7 +4,9 @@
 // body (each stable, asked twice); the list walked page by page through each server's own
 // cursors. Each is asked twice, so an answer that changes
 // between two identical requests (e.g. a float sum in a parallel plan) shows too.
+import { SignedJson } from '../src/signed-json.js'
 import { LIST_PAGES, nextPage, SIDES, type Paths, type Probe, type Side } from './scenarios.js'
+import { CURSOR_SECRET } from './servers.js'
 
 interface Answer { status: number, body: Buffer, etag: string | undefined, headers: string }
 
@@ -31,18 +33,21 @@ function bodyDifference (a: Buffer, b: Buffer, labels: [string, string]): string
   return `  first difference at byte ${at} (lengths ${a.length} and ${b.length}), ±${CONTEXT} bytes:\n  ${labels[0]}: ${around(a)}\n  ${labels[1]}: ${around(b)}`
 }
 
+// The servers' cursors, opened as the service opens them (signature checked).
+const cursors = new SignedJson(CURSOR_SECRET)
+
 /**
  * A list page's body with its next_cursor's payload in place of the cursor, less the snapshot
  * (`x`) the walk's sync token will hold: that snapshot moves with every transaction of the
  * cluster (autovacuum's, another database's), so two asks a moment apart may differ there
- * alone. Every other body as it is.
+ * alone. Every other body, and a cursor that does not open, as it is.
  */
 function withoutSnapshot (body: Buffer): Buffer {
   let page: unknown
   try { page = JSON.parse(body.toString()) } catch { return body }
   const cursor = (page as { next_cursor?: unknown } | null)?.next_cursor
-  if (typeof cursor !== 'string') return body
-  const payload = JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString()) as Record<string, unknown>
+  const payload = typeof cursor === 'string' ? cursors.open(cursor) : undefined
+  if (payload === undefined) return body
   delete payload.x
   return Buffer.from(JSON.stringify({ ...(page as object), next_cursor: payload }))
 }

@@ -8,7 +8,7 @@ import { freePort, runToEnd, startChild, waitForOk, type Child } from './process
 
 const ROOT = join(import.meta.dirname, '..')
 export const POOL_SIZE = 10
-const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef-fixed'
+export const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdef-fixed'
 
 export interface Server { name: string, url: string, child: Child }
 export interface NodeBinary { path: string, version: string, source: string }
