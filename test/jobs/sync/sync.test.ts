@@ -400,6 +400,9 @@ for (const loss of LOSSES) {
 }
 
 t.test('the fold and the upkeep delete from the log, its pending part and the deltas without expiring any token', async t => {
+  // Earlier changes below the token's xmin: a row the upkeep collapses goes again to a token
+  // whose xmin is not above it (another file's transaction holding it back in CI).
+  await untilFinished(prisma)
   const before = await walkThenSync(app, acme.auth)
   await prisma.question.create({ data: { jobId: jobs[2]!.id, position: 200, text: 'pending, then folded' } })
   await createScreens(prisma, jobs[2]!.id, [{ status: 'in_progress' }])
