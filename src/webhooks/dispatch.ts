@@ -64,17 +64,19 @@ type Tx = PrismaNamespace.TransactionClient
  * fetched by a worker as this transaction sees the queue, and a first attempt. It is sent
  * after every change this transaction reads, and nothing queued after it says otherwise (a
  * `job.deleted` queued after a `job.updated` is not folded into the updated one); a retry
- * keeps its own schedule, never shortening a new change's.
+ * keeps its own schedule, never shortening a new change's. The endpoint is the job's group
+ * (enqueueEvents): read from `data` on each event's row, it was detoasted once per event,
+ * which made this query cost more than the deliveries it saved (docs/webhooks-design.md, "Cost").
  */
 async function queuedEvents (tx: Tx, endpointIds: string[]): Promise<Set<string>> {
   if (endpointIds.length === 0) return new Set()
   const rows = await tx.$queryRaw<Array<{ event: string }>>`
     SELECT endpoint || ':' || type || ':' || subject AS event FROM (
       SELECT DISTINCT ON (endpoint, subject) endpoint, subject, type, coalescable FROM (
-        SELECT j.data->>'endpointId' AS endpoint, e->>'subject' AS subject, e->>'type' AS type, j.created_on, o,
+        SELECT j.group_id AS endpoint, e->>'subject' AS subject, e->>'type' AS type, j.created_on, o,
                j.state = 'created' AND j.start_after <= now() AND (e->>'attempt')::int = 1 AS coalescable
         FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') WITH ORDINALITY AS x(e, o)
-        WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active') AND j.data->>'endpointId' = ANY (${endpointIds}::text[])
+        WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active') AND j.group_id = ANY (${endpointIds}::text[])
       ) queued
       ORDER BY endpoint, subject, created_on DESC, o DESC
     ) last WHERE coalescable`
