@@ -66,10 +66,11 @@ type Tx = PrismaNamespace.TransactionClient
  * `job.deleted` queued after a `job.updated` is not folded into the updated one); a retry
  * keeps its own schedule, never shortening a new change's. The endpoint is the job's group
  * (enqueueEvents): read from `data` on each event's row, it was detoasted once per event,
- * which made this query cost more than the deliveries it saved (docs/webhooks-design.md, "Cost").
+ * which made this query cost more than the deliveries it saved; and only the jobs this run
+ * read changes of (`subjects`) are sorted, not the whole backlog (docs/webhooks-design.md, "Cost").
  */
-async function queuedEvents (tx: Tx, endpointIds: string[]): Promise<Set<string>> {
-  if (endpointIds.length === 0) return new Set()
+async function queuedEvents (tx: Tx, endpointIds: string[], subjects: string[]): Promise<Set<string>> {
+  if (endpointIds.length === 0 || subjects.length === 0) return new Set()
   const rows = await tx.$queryRaw<Array<{ event: string }>>`
     SELECT endpoint || ':' || type || ':' || subject AS event FROM (
       SELECT DISTINCT ON (endpoint, subject) endpoint, subject, type, coalescable FROM (
@@ -77,6 +78,7 @@ async function queuedEvents (tx: Tx, endpointIds: string[]): Promise<Set<string>
                j.state = 'created' AND j.start_after <= now() AND (e->>'attempt')::int = 1 AS coalescable
         FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') WITH ORDINALITY AS x(e, o)
         WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active') AND j.group_id = ANY (${endpointIds}::text[])
+          AND e->>'subject' = ANY (${subjects}::text[])
       ) queued
       ORDER BY endpoint, subject, created_on DESC, o DESC
     ) last WHERE coalescable`
@@ -163,18 +165,23 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, options: { 
     }
     const db: QueueDb = fromPrisma(tx)
     const seenAt = at.toISOString()
-    const waiting = await queuedEvents(tx, endpoints.map(e => e.id))
     // A run reads at most TOTAL_CHANGES_PER_RUN, starting at another group each run, so that
     // a backlog over many organizations neither outgrows the transaction nor starves one.
     const ordered = [...groups.values()]
     const first = ordered.length === 0 ? 0 : runs++ % ordered.length
     let read = 0
+    const readGroups = []
     for (const group of [...ordered.slice(first), ...ordered.slice(0, first)]) {
       if (read >= TOTAL_CHANGES_PER_RUN) break
       // A position that cannot be read (edited by hand) starts over like an expired one.
       const start = group.position ?? { since: { xmin: 1n, xmax: 1n, xip: [] }, generation: -1, history: '', analytics: true, jobs: true }
-      const { changes, next, reset } = await readChanges(tx, group.organizationId, start, group.allowed)
-      read += changes.length
+      const changed = await readChanges(tx, group.organizationId, start, group.allowed)
+      read += changed.changes.length
+      readGroups.push({ group, ...changed })
+    }
+    // Before anything is enqueued: this run's own jobs are not waiting events.
+    const waiting = await queuedEvents(tx, endpoints.map(e => e.id), [...new Set(readGroups.flatMap(g => g.changes.map(c => c.jobId)))])
+    for (const { group, changes, next, reset } of readGroups) {
       for (const endpoint of group.endpoints) {
         const events: WebhookEvent[] = []
         if (reset) {
