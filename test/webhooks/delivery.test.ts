@@ -17,7 +17,7 @@ import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
 // Receivers listen on 127.0.0.1 only, which WEBHOOK_ALLOWED_NETWORKS allows here.
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789'
-const env = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_RETRY_DELAYS: '100ms,100ms,100ms', METRICS_TOKEN, WEBHOOK_DISPATCH_INTERVAL_MS: '50' }
+const env = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_RETRY_DELAYS: '100ms,100ms,100ms', METRICS_TOKEN, WEBHOOK_DISPATCH_INTERVAL_MS: '200' }
 const { app, prisma, db } = await buildTestApp(t, { env })
 
 async function receiverFor (t: { teardown: (fn: () => unknown) => void }): Promise<Receiver> {
