@@ -41,13 +41,20 @@ async function applyEvents (partner: Partner): Promise<void> {
   }
 }
 
-/** Until nothing is queued for these endpoints and nothing arrived for a while. */
+/**
+ * Until every endpoint's position has passed the writers (it sees a transaction that began
+ * after they committed: a dispatcher late under load would otherwise pass for done), nothing
+ * is queued for them and nothing arrived for a while.
+ */
 async function settled (partners: Partner[]): Promise<void> {
+  const ids = partners.map(p => p.endpointId)
+  const [after] = await prisma.$queryRaw<Array<{ xid: string }>>`SELECT pg_current_xact_id()::text AS xid`
   let last = -1
   for (let i = 0; i < 400; i++) {
     const total = partners.reduce((n, p) => n + p.receiver.received.length, 0)
-    const queued = await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-delivery' AND state IN ('created', 'retry', 'active') AND data->>'endpointId' = ANY (${partners.map(p => p.endpointId)}::text[])`
-    if (total === last && queued[0]!.n === 0) return
+    const behind = await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE id = ANY (${ids}::uuid[]) AND (position IS NULL OR NOT pg_visible_in_snapshot(${after!.xid}::xid8, (position->>'x')::pg_snapshot))`
+    const queued = await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-delivery' AND state IN ('created', 'retry', 'active') AND data->>'endpointId' = ANY (${ids}::text[])`
+    if (total === last && behind[0]!.n === 0 && queued[0]!.n === 0) return
     last = total
     await sleep(250)
   }
