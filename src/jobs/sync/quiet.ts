@@ -11,7 +11,8 @@ import type { Snapshot } from './snapshot.js'
 /** One position: an organization's, from a snapshot. */
 export interface QuietProbe { organizationId: string, since: Snapshot }
 
-const QuietRow = Type.Object({ quiet: Type.Array(Type.Boolean()), ...StatementPointColumns })
+/** `quiet`: a character per probe, in their order, '1' quiet (text: rows.ts converts no boolean array). */
+const QuietRow = Type.Object({ quiet: Type.String(), ...StatementPointColumns })
 
 /**
  * For each probe, whether a sync page from it would certainly have no change and not be
@@ -37,12 +38,12 @@ export async function quietSince (reader: SqlReader, probes: QuietProbe[]): Prom
       GROUP BY j.organization_id
     )
     SELECT point.*, coalesce((
-      SELECT array_agg(NOT (
+      SELECT string_agg(CASE WHEN (
         EXISTS (SELECT 1 FROM job_changes c WHERE c.organization_id = p.organization_id AND c.xid >= p.xmin)
         OR EXISTS (SELECT 1 FROM fresh WHERE fresh.organization_id = p.organization_id AND fresh.xid >= p.xmin)
         OR (SELECT h.pruned_through >= p.xmin FROM job_changes_horizon h)
         OR p.xmax > pg_snapshot_xmax(pg_current_snapshot())
-      ) ORDER BY p.place) FROM probes p), '{}') AS quiet
+      ) THEN '0' ELSE '1' END, '' ORDER BY p.place) FROM probes p), '') AS quiet
     FROM (${SYNC_POINT(true)}) point`)
-  return row!
+  return { ...row!, quiet: [...row!.quiet].map(c => c === '1') }
 }
