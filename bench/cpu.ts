@@ -65,3 +65,13 @@ export function perRequest (before: CpuSample | undefined, after: CpuSample | un
   if (before === undefined || after === undefined || requests === 0) return undefined
   return { server: (after.server - before.server) / requests, database: (after.database - before.database) / requests }
 }
+
+/** The machine's busy CPU (every core, idle and iowait left out) in ms since boot, and its cores, from /proc/stat; undefined elsewhere. */
+export function machineCpu (): { busyMs: number, cores: number } | undefined {
+  if (process.platform !== 'linux') return undefined
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n')
+  // user nice system idle iowait irq softirq steal (guest time is within user already)
+  const ticks = lines[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
+  const idle = ticks[3]! + ticks[4]!
+  return { busyMs: (ticks.reduce((a, b) => a + b, 0) - idle) * msPerTick(), cores: lines.filter(l => /^cpu\d+ /.test(l)).length }
+}

@@ -56,10 +56,15 @@ async function start (name: string, node: NodeBinary, args: string[], env: NodeJ
  */
 export const PRODUCTION_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=256']
 
-/** (a) The service as production runs it: the compiled build (run buildService first), with the image's V8 settings; `env` adds to its environment. */
+/**
+ * (a) The service as production runs it: the compiled build (run buildService first), with the
+ * image's V8 settings; `env` adds to its environment, and so does BENCH_SERVICE_ENV (JSON, for
+ * a run with other settings: '{"ANALYTICS_CACHE_BYTES":"0"}').
+ */
 export async function startService (node: NodeBinary, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
   return await start('service', node, [...PRODUCTION_NODE_FLAGS, 'dist/server.js'], {
     ...env,
+    ...(process.env.BENCH_SERVICE_ENV !== undefined ? JSON.parse(process.env.BENCH_SERVICE_ENV) as NodeJS.ProcessEnv : {}),
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     DATABASE_URL: databaseUrl,

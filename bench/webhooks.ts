@@ -5,17 +5,21 @@
 //    a process of its own on 127.0.0.1: for every change and endpoint, from the change's commit
 //    to the first delivery for its job received after it; p50, p95, p99, and changes never
 //    followed by one (must be 0).
-// 2. Writers: the bench's write workload (16 writers inserting screens of many jobs) with the
+// 2. The floor, with the endpoints disabled: the same writer, and a process that POSTs each of
+//    as many changes a second to each endpoint at once, signed, through undici, with no log,
+//    queue or record (bench/webhook-floor-sender.ts): what the machine has left for the rest.
+// 3. Writers: the bench's write workload (16 writers inserting screens of many jobs) with the
 //    endpoints enabled (every write an event for each) and disabled (the dispatcher idle), in
 //    interleaved rounds; the ratio of the medians.
 // BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:webhooks [-- --rate 1000 --seconds 20 --endpoints 10 --rounds 3]
+// (BENCH_SERVICE_ENV, bench/servers.ts: settings of the service, as JSON.)
 import { once } from 'node:events'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cleanUp, cleanUpOnSignals } from './cleanup.js'
-import { sampleCpu, type CpuSample } from './cpu.js'
+import { machineCpu, sampleCpu, type CpuSample } from './cpu.js'
 import { startChild } from './processes.js'
 import { median } from './report.js'
 import { buildService, nodeBinary, startService } from './servers.js'
@@ -35,6 +39,7 @@ const SECRET_KEY = Buffer.alloc(32, 3).toString('base64')
 const WRITER = join(import.meta.dirname, 'webhook-writer.ts')
 const WRITES = join(import.meta.dirname, 'writer.ts')
 const RECEIVER = join(import.meta.dirname, 'webhook-receiver.ts')
+const FLOOR_SENDER = join(import.meta.dirname, 'webhook-floor-sender.ts')
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
 
@@ -86,6 +91,7 @@ try {
   await new Promise(resolve => setTimeout(resolve, 5000))
   const since = Date.now()
   const cpuBefore = sampleCpu(service.child.process.pid)
+  const machineBefore = machineCpu()
   const written = await child<{ changes: Array<[string, number]>, seconds: number }>('writer', node.path, WRITER, { ...writerOptions, seconds: SECONDS })
   // Settle: until nothing more arrives for 3 s (60 s at most).
   let lastSize = -1
@@ -96,6 +102,8 @@ try {
     lastSize = size
   }
   const cpuAfter = sampleCpu(service.child.process.pid)
+  const machineAfter = machineCpu()
+  const busyCores = (before: ReturnType<typeof machineCpu>, after: ReturnType<typeof machineCpu>, ms: number): number | undefined => before === undefined || after === undefined ? undefined : (after.busyMs - before.busyMs) / ms
   const received = new Map<string, number[]>() // endpoint:job -> receipt times, ascending
   for (const line of readFileSync(receivedFile, 'utf8').split('\n')) {
     const [endpoint, job, at] = line.split('\t')
@@ -117,10 +125,35 @@ try {
   const deliveries = [...received.values()].reduce((n, l) => n + l.length, 0)
   // CPU per delivery received (the settle's idle seconds included): what a delivery costs each side.
   const cpuPerDelivery = cpuBefore === undefined || cpuAfter === undefined || deliveries === 0 ? undefined : { serviceUs: 1000 * (cpuAfter.server - cpuBefore.server) / deliveries, databaseUs: 1000 * (cpuAfter.database - cpuBefore.database) / deliveries }
-  const latency = { cpuPerDelivery, changes: written.changes.length, changesPerSecond: written.changes.length / written.seconds, pairs: written.changes.length * ENDPOINTS, deliveries, lost, p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? NaN }
-  console.log(`latency: ${latency.changes} changes (${latency.changesPerSecond.toFixed(0)}/s) × ${ENDPOINTS} endpoints, ${deliveries} deliveries received; commit to receipt p50 ${latency.p50} ms, p95 ${latency.p95} ms, p99 ${latency.p99} ms, max ${latency.max} ms; changes never followed by a delivery: ${lost}${cpuPerDelivery === undefined ? '' : `; CPU per delivery: service ${cpuPerDelivery.serviceUs.toFixed(0)} µs, PostgreSQL ${cpuPerDelivery.databaseUs.toFixed(0)} µs`}`)
+  const latencyCores = busyCores(machineBefore, machineAfter, Date.now() - since)
+  const latency = { cpuPerDelivery, busyCores: latencyCores, changes: written.changes.length, changesPerSecond: written.changes.length / written.seconds, pairs: written.changes.length * ENDPOINTS, deliveries, lost, p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? NaN }
+  console.log(`latency: ${latency.changes} changes (${latency.changesPerSecond.toFixed(0)}/s) × ${ENDPOINTS} endpoints, ${deliveries} deliveries received; commit to receipt p50 ${latency.p50} ms, p95 ${latency.p95} ms, p99 ${latency.p99} ms, max ${latency.max} ms; changes never followed by a delivery: ${lost}; machine busy ${latencyCores?.toFixed(2) ?? '?'} of ${machineAfter?.cores ?? '?'} cores (settle included)${cpuPerDelivery === undefined ? '' : `; CPU per delivery: service ${cpuPerDelivery.serviceUs.toFixed(0)} µs, PostgreSQL ${cpuPerDelivery.databaseUs.toFixed(0)} µs`}`)
 
-  // 2. Writers with the endpoints enabled and disabled, interleaved.
+  // 2. The floor: the endpoints disabled (the dispatcher idle), the writer and the floor sender at once.
+  for (const id of endpoints) await api('PATCH', `/api/webhook_endpoints/${id}`, { status: 'disabled' })
+  await new Promise(resolve => setTimeout(resolve, 2000))
+  const floorStart = Date.now()
+  const floorMachineBefore = machineCpu()
+  const floorCpuBefore = sampleCpu(service.child.process.pid)
+  const [floorSent, floorWritten] = await Promise.all([
+    child<{ requests: number, answered: number, seconds: number, p50: number, p95: number, cpuMs: number }>('floor sender', node.path, FLOOR_SENDER, { url: receiverUrl, endpoints: ENDPOINTS, inFlight: 4, rate: RATE, seconds: SECONDS }),
+    child<{ changes: Array<[string, number]>, seconds: number }>('floor writer', node.path, WRITER, { ...writerOptions, seconds: SECONDS }),
+  ])
+  const floorCpuAfter = sampleCpu(service.child.process.pid)
+  const floor = {
+    requests: floorSent.requests,
+    answered: floorSent.answered,
+    requestsPerSecond: floorSent.requests / floorSent.seconds,
+    changesWritten: floorWritten.changes.length,
+    p50: floorSent.p50,
+    p95: floorSent.p95,
+    senderUsPerRequest: 1000 * floorSent.cpuMs / floorSent.requests,
+    databaseMs: floorCpuBefore === undefined || floorCpuAfter === undefined ? undefined : floorCpuAfter.database - floorCpuBefore.database,
+    busyCores: busyCores(floorMachineBefore, machineCpu(), Date.now() - floorStart),
+  }
+  console.log(`floor: ${floor.requests} signed POSTs (${floor.requestsPerSecond.toFixed(0)}/s, ${floor.answered} answered 2xx) while ${floor.changesWritten} changes were written; due to answered p50 ${floor.p50} ms, p95 ${floor.p95} ms; sender ${floor.senderUsPerRequest.toFixed(0)} µs of CPU per request; machine busy ${floor.busyCores?.toFixed(2) ?? '?'} of ${machineAfter?.cores ?? '?'} cores`)
+
+  // 3. Writers with the endpoints enabled and disabled, interleaved.
   const screenWrites = { url: db.url, workload: 'insert', jobIds, screenIds: [], connections: 16, seconds: 10 }
   const runs: Record<'on' | 'off', number[]> = { on: [], off: [] }
   const databaseUsPerWrite: Record<'on' | 'off', number[]> = { on: [], off: [] }
@@ -144,7 +177,7 @@ try {
   const stamp = new Date().toISOString().replace(/:/g, '').slice(0, 15).replace('T', '-')
   const results = join(import.meta.dirname, 'results')
   mkdirSync(results, { recursive: true })
-  const record = { date: new Date().toISOString(), node: node.version, rate: RATE, seconds: SECONDS, endpoints: ENDPOINTS, jobs: JOBS, latency, writes }
+  const record = { date: new Date().toISOString(), node: node.version, rate: RATE, seconds: SECONDS, endpoints: ENDPOINTS, jobs: JOBS, latency, floor, writes }
   writeFileSync(join(results, `${stamp}-webhooks.json`), JSON.stringify(record, null, 2) + '\n')
   writeFileSync(join(results, `${stamp}-webhooks.md`), [
     `# Webhooks bench, ${record.date}`,
@@ -158,6 +191,10 @@ try {
     `| deliveries received | ${deliveries} |`,
     `| commit to receipt, p50 / p95 / p99 / max | ${latency.p50} / ${latency.p95} / ${latency.p99} / ${latency.max} ms |`,
     `| changes never followed by a delivery | ${lost} |`,
+    `| machine busy during the latency run (settle included) | ${latency.busyCores?.toFixed(2) ?? '?'} of ${machineAfter?.cores ?? '?'} cores |`,
+    `| floor: signed POSTs, no log, queue or record, while the same changes are written | ${floor.requests} (${floor.requestsPerSecond.toFixed(0)}/s), ${floor.answered} answered 2xx |`,
+    `| floor: due to answered, p50 / p95 | ${floor.p50} / ${floor.p95} ms |`,
+    `| floor: sender's CPU per request; machine busy | ${floor.senderUsPerRequest.toFixed(0)} µs; ${floor.busyCores?.toFixed(2) ?? '?'} of ${machineAfter?.cores ?? '?'} cores |`,
     `| writes (16 writers, screens of many jobs), webhooks on / off, medians of ${ROUNDS} | ${writes.on.toFixed(0)} / ${writes.off.toFixed(0)} tx/s: ${writes.ratio.toFixed(3)} |`,
     `| PostgreSQL CPU per write, webhooks on / off (medians; on: the deliveries' share included) | ${writes.databaseUsPerWrite.on.toFixed(0)} / ${writes.databaseUsPerWrite.off.toFixed(0)} µs |`,
     ...(latency.cpuPerDelivery === undefined ? [] : [`| CPU per delivery (latency run): service / PostgreSQL | ${latency.cpuPerDelivery.serviceUs.toFixed(0)} / ${latency.cpuPerDelivery.databaseUs.toFixed(0)} µs |`]),
