@@ -77,7 +77,7 @@ export async function buildApp ({ config, database, logStream, webhookLookup }: 
     await api.register(scopeGuardPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)
-    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX, zoneRules })
+    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX, answerCacheBytes: config.ANALYTICS_CACHE_BYTES, zoneRules })
     await api.register(webhookRoutes, { webhooks, cursorSecret: config.CURSOR_SECRET })
   }, { prefix: '/api' })
 

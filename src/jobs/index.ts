@@ -12,12 +12,14 @@ export interface JobRoutesOptions {
   cursorSecret: string | undefined
   upgradeUrl: string
   screensReadMax: number
+  /** ANALYTICS_CACHE_BYTES: analytics answers kept, to be given again while the job's figures are unchanged. */
+  answerCacheBytes: number
   zoneRules: ZoneRulesStore
 }
 
-const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (app, { cursorSecret, upgradeUrl, screensReadMax, zoneRules }) => {
+const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (app, { cursorSecret, upgradeUrl, screensReadMax, answerCacheBytes, zoneRules }) => {
   await app.register(getJobRoute)
-  await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
+  await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules })
   await app.register(listJobsRoute, { cursorSecret })
 }
 

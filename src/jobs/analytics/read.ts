@@ -168,3 +168,18 @@ export async function analyticsVersion (reader: SqlReader, organizationId: strin
     SELECT ${SUMMARY_VERSION} AS version FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
   return rows[0]?.version ?? null
 }
+
+const VersionAndRulesRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
+
+/**
+ * The version as analyticsVersion reads it, and whether the database has `rules` (as
+ * jobAnalytics checks): a kept answer is given only where a computed one would be, so that
+ * rules gone from the database are noticed (and stored again) whatever is kept.
+ */
+export async function analyticsVersionWithRules (reader: SqlReader, organizationId: string, jobId: string, rules: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean } | null> {
+  const rows = await reader.rows(VersionAndRulesRow, PrismaSql.sql`
+    SELECT ${SUMMARY_VERSION} AS version, EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone}) AS rules_found
+    FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
+  const row = rows[0]
+  return row === undefined ? null : { version: row.version, rulesFound: row.rules_found }
+}

@@ -10,9 +10,10 @@ import { ConditionalHeaders, JobParams } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
+import { AnswerCache } from './answer-cache.js'
 import { analyticsBody } from './body.js'
 import { readAnalyticsQuery, type AnalyticsAsk } from './query.js'
-import { analyticsVersion, jobAnalyticsText, ZoneRulesMissing } from './read.js'
+import { analyticsVersion, analyticsVersionWithRules, jobAnalyticsText, ZoneRulesMissing } from './read.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,8 +28,9 @@ const MAX_INT4 = 2_147_483_647
  * GET /api/jobs/{jobId}/analytics (Pro): a job's figures and weekly bins in a zone, by the
  * service's zone rules (`zoneRules`: src/zones/).
  */
-const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
+const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, answerCacheBytes: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules }) => {
   const { rules } = zoneRules
+  const answers = new AnswerCache(answerCacheBytes)
   app.decorateRequest('analyticsAsk', null)
 
   async function readAsk (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
@@ -80,11 +82,18 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     // whose data did not change is answered from the version alone, one read of at most 8 rows.
     const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? ''])
     const conditional = request.headers['if-none-match']
-    if (conditional !== undefined) {
-      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId))
-      if (current === null) throw jobNotFound()
-      const etag = etagAt(current)
-      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+    // The question without the version: the ETag's other inputs (the release is this process's).
+    const question = `${jobId}|${rules.id}|${zone}|${from ?? ''}|${to ?? ''}`
+    const cached = answers.get(question)
+    if (conditional !== undefined || cached !== undefined) {
+      const current = await app.database.read(async reader => cached === undefined
+        ? { version: await analyticsVersion(reader, organizationId, jobId), rulesFound: true }
+        : await analyticsVersionWithRules(reader, organizationId, jobId, { set: rules.id, zone }) ?? { version: null, rulesFound: true })
+      if (current.version === null) throw jobNotFound()
+      const etag = etagAt(current.version)
+      if (conditional !== undefined && ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+      // Rules gone from the database: computed below, which notices it.
+      if (cached?.version === current.version && current.rulesFound) return reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(cached.body)
     }
     await zoneRules.ready()
     // A zone whose rules the summaries cannot answer exactly (none in tzdata 2026f: see
@@ -101,8 +110,10 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     if (rows === null) throw jobNotFound()
     // Written here rather than by the schema's serializer: the bins' numbers are copied from
     // the statement's text, not parsed and written again (body.ts).
+    const body = analyticsBody(rows, range)
+    answers.set(question, { version: rows.version, body })
     return reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
-      .type('application/json; charset=utf-8').send(analyticsBody(rows, range))
+      .type('application/json; charset=utf-8').send(body)
   })
 }
 

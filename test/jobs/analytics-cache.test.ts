@@ -1,0 +1,91 @@
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+
+// ANALYTICS_CACHE_BYTES (src/jobs/analytics/answer-cache.ts): a question asked again is
+// answered from the version of the job's figures; the answer kept is given only while that
+// version is current, and only to a caller whose organization the job is in. Statements are
+// counted from Prisma's query events, as in sql-per-request.test.ts.
+
+const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
+const sent: string[] = []
+;(app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
+
+const acme = await createTenant(prisma)
+const globex = await createTenant(prisma)
+const free = await createTenant(prisma, { plan: 'free' })
+const job = await createJob(prisma, acme)
+const monday = new Date('2026-03-02T10:00:00Z')
+await createScreens(prisma, job.id, [{ status: 'completed', score: 70, completedAt: monday }, { status: 'in_progress' }])
+
+interface Asked { status: number, body: string, etag: string | undefined, sql: string[] }
+async function ask (auth: Record<string, string>, query = 'tz=Europe/Berlin', id = job.id): Promise<Asked> {
+  await app.inject({ url: '/api/me', headers: auth }) // the caller looked up before counting
+  sent.length = 0
+  const res = await app.inject({ url: `/api/jobs/${id}/analytics?${query}`, headers: auth })
+  return { status: res.statusCode, body: res.body, etag: res.headers.etag as string | undefined, sql: [...sent] }
+}
+const readsBins = (sql: string[]): boolean => sql.some(q => /job_completion|job_weekly_bins|completed_at/.test(q))
+
+t.test('a question asked again: the kept answer, after the version alone', async t => {
+  const first = await ask(acme.auth)
+  t.equal(first.status, 200)
+  t.ok(readsBins(first.sql), 'the first answer reads the figures')
+  const again = await ask(acme.auth)
+  t.equal(again.status, 200)
+  t.equal(again.body, first.body, 'the same answer')
+  t.equal(again.etag, first.etag, 'the same ETag')
+  t.equal(again.sql.length, 1, 'one statement')
+  t.notOk(readsBins(again.sql), 'the version only')
+  const other = await ask(acme.auth, 'tz=America/New_York')
+  t.ok(readsBins(other.sql), 'another zone is another question')
+})
+
+t.test('a change to the job\'s screens: the next answer is the new one, never the kept one', async t => {
+  const before = await ask(acme.auth)
+  t.equal(JSON.parse(before.body).total_interviews, 2)
+  await createScreens(prisma, job.id, [{ status: 'completed', score: 90, completedAt: monday }])
+  const after = await ask(acme.auth)
+  t.equal(after.status, 200)
+  const body = JSON.parse(after.body) as { total_interviews: number, interviews_by_status: { completed: number }, average_score_by_week: Array<{ week: string, count: number, average_score: number | null }> }
+  t.equal(body.total_interviews, 3, 'the new screen counted')
+  t.equal(body.interviews_by_status.completed, 2)
+  t.same(body.average_score_by_week, [{ week: '2026-03-02', average_score: 80, count: 2 }], 'the week\'s average of 70 and 90')
+  t.not(after.etag, before.etag)
+  t.ok(readsBins(after.sql), 'the figures read again')
+  await prisma.screen.updateMany({ where: { jobId: job.id, score: 90 }, data: { score: 50 } })
+  t.same(JSON.parse((await ask(acme.auth)).body).average_score_by_week, [{ week: '2026-03-02', average_score: 60, count: 2 }], 'a changed score too')
+})
+
+t.test('an answer kept for one organization is never given to another', async t => {
+  t.equal((await ask(acme.auth)).status, 200, 'kept')
+  const stranger = await ask(globex.auth)
+  t.equal(stranger.status, 404, 'another organization (Pro): 404')
+  t.notMatch(stranger.body, /average_score_by_week/)
+  t.equal((await ask(free.auth)).status, 403, 'a free organization: 403 upgrade_required')
+  // Moved to another organization: its figures are unchanged, its owner is not.
+  const moved = await createJob(prisma, acme)
+  await createScreens(prisma, moved.id, [{ status: 'completed', score: 10, completedAt: monday }])
+  t.equal((await ask(acme.auth, 'tz=UTC', moved.id)).status, 200)
+  await prisma.job.update({ where: { id: moved.id }, data: { organizationId: globex.organizationId, userId: globex.userId } })
+  t.equal((await ask(acme.auth, 'tz=UTC', moved.id)).status, 404, 'its former organization: 404')
+  t.equal((await ask(globex.auth, 'tz=UTC', moved.id)).status, 200, 'its new one: the answer')
+})
+
+t.test('ANALYTICS_CACHE_BYTES=0: nothing kept; an answer larger than the bound is not kept either', async t => {
+  for (const bytes of ['0', '64']) {
+    const { app: uncached, prisma: db } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off', ANALYTICS_CACHE_BYTES: bytes }, db: { logQueries: true } })
+    const queries: string[] = []
+    ;(uncached.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { queries.push(e.query) })
+    const tenant = await createTenant(db)
+    const own = await createJob(db, tenant)
+    await createScreens(db, own.id, [{ status: 'completed', score: 70, completedAt: monday }])
+    const url = `/api/jobs/${own.id}/analytics`
+    const first = await uncached.inject({ url, headers: tenant.auth })
+    queries.length = 0
+    const again = await uncached.inject({ url, headers: tenant.auth })
+    t.equal(again.body, first.body, `${bytes}: the same answer`)
+    t.equal(queries.length, 1, `${bytes}: one statement`)
+    t.ok(readsBins(queries), `${bytes}: the figures read again`)
+  }
+})
