@@ -66,10 +66,14 @@ t.test('an answer kept for one organization is never given to another', async t 
   // Moved to another organization: its figures are unchanged, its owner is not.
   const moved = await createJob(prisma, acme)
   await createScreens(prisma, moved.id, [{ status: 'completed', score: 10, completedAt: monday }])
-  t.equal((await ask(acme.auth, 'tz=UTC', moved.id)).status, 200)
+  const before = await ask(acme.auth, 'tz=UTC', moved.id)
+  t.equal(before.status, 200)
   await prisma.job.update({ where: { id: moved.id }, data: { organizationId: globex.organizationId, userId: globex.userId } })
   t.equal((await ask(acme.auth, 'tz=UTC', moved.id)).status, 404, 'its former organization: 404')
-  t.equal((await ask(globex.auth, 'tz=UTC', moved.id)).status, 200, 'its new one: the answer')
+  const after = await ask(globex.auth, 'tz=UTC', moved.id)
+  t.equal(after.status, 200, 'its new one: the answer')
+  t.same(JSON.parse(after.body).average_score_by_week, [{ week: '2026-03-02', average_score: 10, count: 1 }], 'its figures')
+  t.equal(after.body, before.body, 'the same figures as before the move')
 })
 
 t.test('ANALYTICS_CACHE_BYTES=0: nothing kept; an answer larger than the bound is not kept either', async t => {
@@ -81,9 +85,13 @@ t.test('ANALYTICS_CACHE_BYTES=0: nothing kept; an answer larger than the bound i
     const own = await createJob(db, tenant)
     await createScreens(db, own.id, [{ status: 'completed', score: 70, completedAt: monday }])
     const url = `/api/jobs/${own.id}/analytics`
+    await uncached.inject({ url: '/api/me', headers: tenant.auth })
+    await new Promise(resolve => setTimeout(resolve, 20)) // the unawaited last_used_at write
     const first = await uncached.inject({ url, headers: tenant.auth })
+    t.equal(first.statusCode, 200)
     queries.length = 0
     const again = await uncached.inject({ url, headers: tenant.auth })
+    t.equal(again.statusCode, 200)
     t.equal(again.body, first.body, `${bytes}: the same answer`)
     t.equal(queries.length, 1, `${bytes}: one statement`)
     t.ok(readsBins(queries), `${bytes}: the figures read again`)

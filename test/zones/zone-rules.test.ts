@@ -110,6 +110,15 @@ t.test('a zone whose offsets the summaries cannot place is answered from the scr
   t.equal(res.headers['tzdata-version'], '2025b-odd')
   t.same(counts(res.json()), bins(reference, 'Test/Odd_Offset', screens), '600 completions at and just before each local Monday 00:00, each in its week')
   t.same(counts(res.json()).map(b => b.count), [1, ...Array(299).fill(2), 1])
+
+  // A completion moved within its quarter hour across the zone's Monday 00:00 (Sunday 18:40
+  // UTC): the summaries' version stays, the answer must move (no answer is kept in such a zone).
+  const moved = await createJob(prisma, pro)
+  await createScreens(prisma, moved.id, [{ status: 'completed', score: 5, completedAt: new Date(Date.UTC(2026, 2, 1, 18, 35)) }])
+  const weeks = async (): Promise<string[]> => ((await oddApp.inject({ url: `/api/jobs/${moved.id}/analytics?tz=test/odd_offset`, headers: pro.auth })).json() as { average_score_by_week: Array<{ week: string }> }).average_score_by_week.map(b => b.week)
+  t.same(await weeks(), ['2026-02-23'], 'Sunday 23:55 local')
+  await prisma.screen.updateMany({ where: { jobId: moved.id }, data: { completedAt: new Date(Date.UTC(2026, 2, 1, 18, 42)) } })
+  t.same(await weeks(), ['2026-03-02'], 'Monday 00:02 local: the next week')
 })
 
 t.test('rules gone from the database: a 503, and stored again by the next request', async t => {

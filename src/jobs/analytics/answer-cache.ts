@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache'
 
-// The last analytics answer given for each question (job, zone, range, rules, release), with
-// the version of the job's figures it was computed at. The ETag says the answer is the same
-// while that version is, so a repeated question costs the version's read (at most 8 summary
-// rows, whatever the job's size) instead of the figures'; a question asked before is never
-// answered without it, and so never for another organization (the read is scoped to the caller's).
+// The last analytics answer given for each question (job, rules, zone, range; the release
+// is the process's), with the version of the job's figures it was computed at. The ETag says
+// the answer is the same while that version is, so a repeated question costs the version's
+// read (the job's summary rows and unfolded deltas, not its screens) instead of the figures';
+// a kept answer is never given without that read, which is scoped to the caller's organization.
+// "Least recently asked": looked up, whether or not the answer was then given.
 
 export interface CachedAnswer { version: string, body: string }
 

@@ -83,8 +83,11 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? ''])
     const conditional = request.headers['if-none-match']
     // The question without the version: the ETag's other inputs (the release is this process's).
+    // Not kept in a zone the summaries cannot place: its weeks come from the screens, and a
+    // completion moved within its quarter hour can change them without changing the version.
+    const keepable = rules.summarizable(zone)
     const question = `${jobId}|${rules.id}|${zone}|${from ?? ''}|${to ?? ''}`
-    const cached = answers.get(question)
+    const cached = keepable ? answers.get(question) : undefined
     if (conditional !== undefined || cached !== undefined) {
       const current = await app.database.read(async reader => cached === undefined
         ? { version: await analyticsVersion(reader, organizationId, jobId), rulesFound: true }
@@ -98,7 +101,7 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     await zoneRules.ready()
     // A zone whose rules the summaries cannot answer exactly (none in tzdata 2026f: see
     // zones/rules.ts) is binned from the job's screens, whatever their number.
-    const readMax = rules.summarizable(zone) ? screensReadMax : MAX_INT4
+    const readMax = keepable ? screensReadMax : MAX_INT4
     const rows = await app.database.read(async reader => await jobAnalyticsText(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: readMax }))
       .catch((error: unknown) => {
         // Read on the primary, which had them: deleted since. Stored again by the next request.
@@ -111,7 +114,7 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     // Written here rather than by the schema's serializer: the bins' numbers are copied from
     // the statement's text, not parsed and written again (body.ts).
     const body = analyticsBody(rows, range)
-    answers.set(question, { version: rows.version, body })
+    if (keepable) answers.set(question, { version: rows.version, body })
     return reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(body)
   })
