@@ -14,7 +14,8 @@ import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 const skip = serverUrl === undefined ? 'needs TEST_DATABASE_URL: named statements are the server pool\'s (node-postgres); the embedded database has none' : false
 
 t.test('every request statement runs on a generic plan once the plan cache has settled', { skip }, async t => {
-  const { app, prisma } = await buildTestApp(t, { env: { DB_POOL_MAX: '1', SUMMARY_FOLD_INTERVAL_MS: '0', SYNC_PRUNE_INTERVAL_MS: '0' } })
+  // No analytics answers kept (ANALYTICS_CACHE_BYTES): a repeated question would not run the statement whose plan is read.
+  const { app, prisma } = await buildTestApp(t, { env: { DB_POOL_MAX: '1', SUMMARY_FOLD_INTERVAL_MS: '0', SYNC_PRUNE_INTERVAL_MS: '0', ANALYTICS_CACHE_BYTES: '0' } })
   const pro = await createTenant(prisma, { plan: 'pro' })
   const job = await createJob(prisma, pro, { questions: 3 })
   await createScreens(prisma, job.id, Array.from({ length: 40 }, (_, i) => ({ status: 'completed' as const, score: i, completedAt: new Date(Date.UTC(2026, 0, 1 + i)) })))
