@@ -6,7 +6,7 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import type { SqlReader } from '../../src/db/rows.js'
 import type { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
-import { analyticsVersion, analyticsVersionWithRules, jobAnalytics } from '../../src/jobs/analytics/read.js'
+import { analyticsVersion, jobAnalytics } from '../../src/jobs/analytics/read.js'
 import { findJob } from '../../src/jobs/job/find.js'
 import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
@@ -49,7 +49,7 @@ await capture('quietSince', async r => await quietSince(r, [{ organizationId: OR
 await capture('jobAnalytics', async r => await jobAnalytics(r, ORG, JOB, { rules, screensReadMax: 500 }))
 await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
 await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
-await capture('analyticsVersionWithRules', async r => await analyticsVersionWithRules(r, ORG, JOB, rules))
+await capture('analyticsVersion, with the rules', async r => await analyticsVersion(r, ORG, JOB, rules))
 await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))
 
 // What rows.ts makes of each PostgreSQL type (its converter), as TypeBox kinds.

@@ -97,7 +97,10 @@ const AnalyticsRow = Type.Object({
   bins: OrNull(Type.String()),
 })
 
-const VersionRow = Type.Object({ version: Type.String() })
+const VersionRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
+
+/** Whether the database has the rules of `rules.zone` in the set `rules.set` (zone_rules). */
+const RULES_FOUND = (rules: ZoneRulesRef): PrismaSql.Sql => PrismaSql.sql`EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone})`
 
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
@@ -136,7 +139,7 @@ export async function jobAnalyticsText (reader: SqlReader, organizationId: strin
                 WHEN st.completed > ${screensReadMax}::int
                   THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
                 ELSE ${SMALL_JOB_BINS(weeks)} END AS bins
-    FROM (SELECT EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone}) AS rules_found) found
+    FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
@@ -161,24 +164,13 @@ export async function jobAnalytics (reader: SqlReader, organizationId: string, j
 
 /**
  * The job's summary version (see SUMMARY_VERSION) alone: what a 304 of analytics costs, one
- * index read of at most 8 rows. Null when the job is not the caller's.
+ * index read of at most 8 rows. Null when the job is not the caller's. With `rules`, also
+ * whether the database has them, as jobAnalytics checks: a kept answer is given only where a
+ * computed one would be, so that rules gone from the database are noticed (and stored again).
  */
-export async function analyticsVersion (reader: SqlReader, organizationId: string, jobId: string): Promise<string | null> {
+export async function analyticsVersion (reader: SqlReader, organizationId: string, jobId: string, rules?: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean } | null> {
   const rows = await reader.rows(VersionRow, PrismaSql.sql`
-    SELECT ${SUMMARY_VERSION} AS version FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
-  return rows[0]?.version ?? null
-}
-
-const VersionAndRulesRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
-
-/**
- * The version as analyticsVersion reads it, and whether the database has `rules` (as
- * jobAnalytics checks): a kept answer is given only where a computed one would be, so that
- * rules gone from the database are noticed (and stored again) whatever is kept.
- */
-export async function analyticsVersionWithRules (reader: SqlReader, organizationId: string, jobId: string, rules: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean } | null> {
-  const rows = await reader.rows(VersionAndRulesRow, PrismaSql.sql`
-    SELECT ${SUMMARY_VERSION} AS version, EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone}) AS rules_found
+    SELECT ${SUMMARY_VERSION} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found
     FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
   const row = rows[0]
   return row === undefined ? null : { version: row.version, rulesFound: row.rules_found }

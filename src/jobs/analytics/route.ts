@@ -13,7 +13,7 @@ import type { ZoneRulesStore } from '../../zones/store.js'
 import { AnswerCache } from './answer-cache.js'
 import { analyticsBody } from './body.js'
 import { readAnalyticsQuery, type AnalyticsAsk } from './query.js'
-import { analyticsVersion, analyticsVersionWithRules, jobAnalyticsText, ZoneRulesMissing } from './read.js'
+import { analyticsVersion, jobAnalyticsText, ZoneRulesMissing } from './read.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -89,10 +89,8 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     const question = `${jobId}|${rules.id}|${zone}|${from ?? ''}|${to ?? ''}`
     const cached = keepable ? answers.get(question) : undefined
     if (conditional !== undefined || cached !== undefined) {
-      const current = await app.database.read(async reader => cached === undefined
-        ? { version: await analyticsVersion(reader, organizationId, jobId), rulesFound: true }
-        : await analyticsVersionWithRules(reader, organizationId, jobId, { set: rules.id, zone }) ?? { version: null, rulesFound: true })
-      if (current.version === null) throw jobNotFound()
+      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId, cached === undefined ? undefined : { set: rules.id, zone }))
+      if (current === null) throw jobNotFound()
       const etag = etagAt(current.version)
       if (conditional !== undefined && ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
       // Rules gone from the database: computed below, which notices it.
