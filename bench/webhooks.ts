@@ -18,6 +18,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
 import { cleanUp, cleanUpOnSignals } from './cleanup.js'
 import { machineCpu, sampleCpu, type CpuSample } from './cpu.js'
 import { startChild } from './processes.js'
@@ -85,10 +86,19 @@ try {
   const endpoints: string[] = []
   for (let i = 0; i < ENDPOINTS; i++) endpoints.push((await api('POST', '/api/webhook_endpoints', { url: `${receiverUrl}/e${i}` })).id)
 
+  // Each phase starts on tables vacuumed (this machine's cluster runs no autovacuum): the
+  // dead rows of a phase's 20,000 updates would make the next one's writes dearer.
+  const vacuum = async (): Promise<void> => {
+    const client = new pg.Client({ connectionString: db.url })
+    await client.connect()
+    try { await client.query('VACUUM ANALYZE') } finally { await client.end() }
+  }
+
   // 1. Latency: a warm-up, then the measured changes.
   const writerOptions = { url: db.url, jobIds, rate: RATE, connections: 8 }
   await child('warm-up writer', node.path, WRITER, { ...writerOptions, seconds: 3 })
   await new Promise(resolve => setTimeout(resolve, 5000))
+  await vacuum()
   const since = Date.now()
   const cpuBefore = sampleCpu(service.child.process.pid)
   const machineBefore = machineCpu()
@@ -131,6 +141,7 @@ try {
 
   // 2. The floor: the endpoints disabled (the dispatcher idle), the writer and the floor sender at once.
   for (const id of endpoints) await api('PATCH', `/api/webhook_endpoints/${id}`, { status: 'disabled' })
+  await vacuum()
   await new Promise(resolve => setTimeout(resolve, 2000))
   const floorStart = Date.now()
   const floorMachineBefore = machineCpu()
@@ -161,6 +172,7 @@ try {
     for (const config of (round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) as Array<'on' | 'off'>) {
       for (const id of endpoints) await api('PATCH', `/api/webhook_endpoints/${id}`, { status: config === 'on' ? 'enabled' : 'disabled' })
       await new Promise(resolve => setTimeout(resolve, 2000))
+      await vacuum()
       const before: CpuSample | undefined = sampleCpu(service.child.process.pid)
       const { transactions, seconds } = await child<{ transactions: number, seconds: number }>(`writes, webhooks ${config}`, node.path, WRITES, screenWrites)
       const after = sampleCpu(service.child.process.pid)

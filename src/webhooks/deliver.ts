@@ -2,20 +2,28 @@ import type { PgBoss } from 'pg-boss'
 import type { SqlReader, SqlWriter } from '../db/rows.js'
 import { ApiError } from '../errors.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
-import { deliveryEndpoint } from './delivery-endpoint.js'
+import { deliveryEndpoint, type DeliveryEndpoint } from './delivery-endpoint.js'
 import { enqueueEvents, type DeliveryJob } from './delivery-queue.js'
+import type { Batch } from './dispatch.js'
 import type { AttemptResult, EgressGuard } from './egress.js'
 import { eventBody, type WebhookEvent } from './events.js'
 import type { SecretBox } from './secrets.js'
+import { storedPosition } from './position.js'
 import { signatureHeader, signingKeys } from './signing.js'
 
-// One delivery job: its events POSTed to the endpoint (at most `endpointConcurrency` at once),
-// signed with the endpoint's secret (and the previous one during a rotation's grace), then
-// every attempt recorded, the failed ones scheduled again, and the endpoint's state moved on.
-// At least once: pg-boss completes the job only once all that is done, and makes a job whose
-// worker died (or failed) again, with the same events and webhook-ids. Each step is one
-// statement on the primary through the driver adapter (the client's query compiler cost a
-// delivery more than its HTTP request: docs/webhooks-design.md, "Cost").
+// Events POSTed to an endpoint (at most `endpointConcurrency` at once), signed with its
+// secret (and the previous one during a rotation's grace), then every attempt recorded, the
+// failed ones scheduled again in the job queue, and the endpoint's state moved on: a
+// dispatcher's batch (first attempts, sent from the process that read them), then its
+// position moved; or a queued job (retries, redeliveries), which pg-boss completes only once
+// all that is done and makes again if its worker died. Each step is one statement on the
+// primary through the driver adapter (docs/webhooks-design.md, "Cost").
+
+/**
+ * A batch's events not started within this (an endpoint slower than the changes) are handed
+ * to the queue, so that its lease, and a dead instance's wait, stay short.
+ */
+export const BATCH_START_MS = 5000
 
 /** How often a delivery asks whether the replicas have replayed its changes. */
 const REPLAY_POLL_MS = 25
@@ -60,6 +68,21 @@ const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sq
   AS r(event_id text, event_type text, job_id uuid, event_at timestamptz, attempt int, outcome text, status_code int, error text, duration_ms int, next_attempt_at timestamptz)
   WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${endpointId}::uuid)`
 
+/** A PostgreSQL array literal of `values` (ids, types, uuids, numbers: nothing to quote), NULL for null. */
+const arrayLiteral = (values: Array<string | number | null>): string => `{${values.map(v => v === null ? 'NULL' : String(v)).join(',')}}`
+
+/**
+ * First attempts delivered, of events seen at one time, in one row of webhook_delivery_batches
+ * (its id's last 16 bits 0: attempt i's id has i there); none once the endpoint is deleted.
+ */
+const RECORD_DELIVERED = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
+  INSERT INTO webhook_delivery_batches (id, endpoint_id, event_at, attempted_at, event_ids, event_types, job_ids, status_codes, durations_ms)
+  SELECT overlay(gen_random_uuid()::text placing '0000' from 33)::uuid, ${endpointId}::uuid, ${attempts[0]!.event.at}::timestamptz, ${at.toISOString()}::timestamptz,
+         ${arrayLiteral(attempts.map(a => a.event.id))}::text[], ${arrayLiteral(attempts.map(a => a.event.type))}::text[],
+         ${arrayLiteral(attempts.map(a => a.event.type === 'sync.reset' ? null : a.event.subject))}::uuid[],
+         ${arrayLiteral(attempts.map(a => a.statusCode))}::int[], ${arrayLiteral(attempts.map(a => a.durationMs))}::int[]
+  WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${endpointId}::uuid)`
+
 const delivered = (result: AttemptResult): boolean => result.status !== undefined && result.status >= 200 && result.status < 300
 
 /** Up to 20% more than `ms`, so that retries of many events spread out. */
@@ -92,42 +115,76 @@ export class Deliverer {
     wake: (at: Date) => void
   }) {}
 
-  /** Delivers one job's events (see above). */
+  /** Delivers one queued job's events (see above). */
   async deliver (job: DeliveryJob): Promise<void> {
-    const { primary, outcomes, settings, guard } = this.deps
-    const endpoint = await deliveryEndpoint(primary, job.endpointId)
+    const endpoint = await deliveryEndpoint(this.deps.primary, job.endpointId)
     if (endpoint === undefined) return // deleted, with its record
-    const now = new Date()
-    const failedAll = (error: string): Attempt[] => job.events.map(event => ({ event, outcome: 'failed', statusCode: null, error, durationMs: null, nextAttemptAt: null }))
     if (endpoint.status !== 'enabled') {
       // Recorded, not sent: `recover` resends them once it is enabled again.
-      await primary.execute(RECORD(job.endpointId, now, failedAll('endpoint disabled')))
-      job.events.forEach(() => { outcomes.attempt('endpoint_disabled') })
+      const failed: Attempt[] = job.events.map(event => ({ event, outcome: 'failed', statusCode: null, error: 'endpoint disabled', durationMs: null, nextAttemptAt: null }))
+      await this.deps.primary.execute(RECORD(job.endpointId, new Date(), failed))
+      job.events.forEach(() => { this.deps.outcomes.attempt('endpoint_disabled') })
       return
     }
+    const { sent } = await this.send(job.endpointId, endpoint, job.events, job.lsn, Infinity)
+    await this.record(job.endpointId, endpoint.failingSince, sent, job.lsn)
+  }
+
+  /**
+   * Sends a dispatcher's batch, then moves the endpoint's position past it (while the lease
+   * is still the batch's). Events not started within BATCH_START_MS (a slow endpoint) go to
+   * the queue as first attempts. Each step before the position's is one statement: should
+   * one fail, or the process die, the position stays and the lease runs out, and a later run
+   * sends the same changes again with the same webhook-ids (docs/webhooks-design.md).
+   */
+  async sendBatch (batch: Batch): Promise<void> {
+    const { primary, boss, settings } = this.deps
+    try {
+      const { sent, unsent } = await this.send(batch.endpointId, batch.endpoint, batch.events, batch.lsn, Date.now() + Math.min(BATCH_START_MS, settings.timeoutMs))
+      await this.record(batch.endpointId, batch.endpoint.failingSince, sent, batch.lsn)
+      await enqueueEvents(boss, batch.endpointId, unsent, batch.lsn !== undefined ? { lsn: batch.lsn } : {})
+      await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET position = ${JSON.stringify(storedPosition(batch.next))}::jsonb, sending_until = NULL
+        WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`)
+    } catch (error) {
+      // The next run reads these changes again at once rather than when the lease runs out.
+      await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET sending_until = NULL WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`).catch(() => {})
+      throw error
+    }
+  }
+
+  /**
+   * Signs and POSTs `events`, those started before `startBy`; the rest are returned unsent.
+   * With no secret to sign with, none is sent: each is a failed attempt.
+   */
+  private async send (endpointId: string, endpoint: DeliveryEndpoint, events: WebhookEvent[], lsn: string | undefined, startBy: number): Promise<{ sent: Sent[], unsent: WebhookEvent[] }> {
+    const { settings, guard } = this.deps
+    const now = new Date()
     let secrets: string[]
     try {
       const box = await this.deps.secrets()
-      secrets = [box.open(job.endpointId, Buffer.from(endpoint.secret, 'base64'))]
-      if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(job.endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
+      secrets = [box.open(endpointId, Buffer.from(endpoint.secret, 'base64'))]
+      if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
     } catch (failure) {
       // No WEBHOOK_SECRET_KEY, or the secret was stored under another: failed attempts,
       // retried and recorded like any other (the operator may set the key), never sent unsigned.
       const error = failure instanceof ApiError
         ? 'WEBHOOK_SECRET_KEY is not set on the instance that attempted it'
         : 'its signing secret does not open with this WEBHOOK_SECRET_KEY (stored under another key)'
-      await this.record(job.endpointId, endpoint.failingSince, job.events.map(event => ({ event, result: { error, durationMs: 0 } })), job.lsn)
-      return
+      return { sent: events.map(event => ({ event, result: { error, durationMs: 0 } })), unsent: [] }
     }
     const keys = signingKeys(secrets)
-    if (job.lsn !== undefined) await this.replicasCaughtUp(job.lsn)
-    const sent: Sent[] = (await mapLimited(job.events, settings.endpointConcurrency, async event => {
+    if (lsn !== undefined) await this.replicasCaughtUp(lsn)
+    const results = await mapLimited(events, settings.endpointConcurrency, async event => {
+      if (Date.now() > startBy) return undefined
       const body = eventBody(event)
       const timestamp = Math.floor(Date.now() / 1000)
       const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
       return await guard.post(endpoint.url, headers, body, settings.timeoutMs)
-    })).map((result, i) => ({ event: job.events[i]!, result }))
-    await this.record(job.endpointId, endpoint.failingSince, sent, job.lsn)
+    })
+    const sent: Sent[] = []
+    const unsent: WebhookEvent[] = []
+    results.forEach((result, i) => { if (result === undefined) unsent.push(events[i]!); else sent.push({ event: events[i]!, result }) })
+    return { sent, unsent }
   }
 
   /**
@@ -151,6 +208,7 @@ export class Deliverer {
 
   private async record (endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<void> {
     const { primary, boss, outcomes, settings } = this.deps
+    if (sent.length === 0) return
     const now = new Date()
     const gone = sent.some(({ result }) => result.status === 410)
     const anyDelivered = sent.some(({ result }) => delivered(result))
@@ -170,9 +228,13 @@ export class Deliverer {
       retry.at = Math.max(retry.at, at)
       return { ...attempt, nextAttemptAt: new Date(at) }
     })
-    // Not one transaction: the job is completed only after all three, and made again whole if
-    // any fails (a duplicate attempt at worst, never a lost one).
-    await primary.execute(RECORD(endpointId, now, attempts))
+    // Not one transaction: the job is completed (or the batch's position moved) only after
+    // all of them, and made again whole if any fails (a duplicate attempt at worst, never a
+    // lost one). The usual case, first attempts delivered, in one row.
+    const compact = attempts.filter(a => a.outcome === 'delivered' && a.event.attempt === 1 && a.event.at === attempts[0]!.event.at && a.statusCode !== null && a.durationMs !== null)
+    const rest = compact.length === attempts.length ? [] : attempts.filter(a => !compact.includes(a))
+    if (compact.length > 0) await primary.execute(RECORD_DELIVERED(endpointId, now, compact))
+    if (rest.length > 0) await primary.execute(RECORD(endpointId, now, rest))
     for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at), ...(lsn !== undefined ? { lsn } : {}) })
     if (gone || failing) {
       await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, updated_at = now() WHERE id = ${endpointId}::uuid`)

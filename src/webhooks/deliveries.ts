@@ -1,14 +1,33 @@
 import type { Prisma } from '../db/database.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import type { WebhookDelivery } from '../schemas/webhooks.js'
 import { enqueueEvents } from './delivery-queue.js'
 import type { EventType, WebhookEvent } from './events.js'
 import type { Webhooks } from './service.js'
 
-// An endpoint's delivery record (one row per attempt): its pages, a redelivery of one event,
-// the recovery of every event given up since a time, and the retention. Each query is
-// scoped to the caller's organization through the endpoint.
+// An endpoint's delivery record: a row per attempt (webhook_deliveries), and a row per batch
+// of first attempts delivered (webhook_delivery_batches, whose attempt i has the row's id with
+// i in its last 16 bits), read as one: its pages, a redelivery of one event, the recovery of
+// every event given up since a time, and the retention. Each query is scoped to the caller's
+// organization through the endpoint.
 
-const FIELDS = { id: true, eventId: true, eventType: true, jobId: true, eventAt: true, attempt: true, outcome: true, statusCode: true, error: true, durationMs: true, attemptedAt: true, nextAttemptAt: true } as const
+/**
+ * The attempts of the batches among `batches` (SQL), one row each, as webhook_deliveries has
+ * them: of each batch, the newest `cap` (all when undefined) of those before `after`.
+ */
+const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, after?: { at: Date, id: string }): PrismaSql.Sql => PrismaSql.sql`
+  SELECT u.id, u.event_id, u.event_type, u.job_id, b.event_at,
+         1 AS attempt, 'delivered' AS outcome, u.status_code, NULL::text AS error, u.duration_ms, b.attempted_at, NULL::timestamptz AS next_attempt_at
+  FROM (${batches}) b CROSS JOIN LATERAL (
+    SELECT * FROM (
+      SELECT overlay(b.id::text placing lpad(to_hex(x.o::int), 4, '0') from 33)::uuid AS id, x.*
+      FROM unnest(b.event_ids, b.event_types, b.job_ids, b.status_codes, b.durations_ms) WITH ORDINALITY AS x(event_id, event_type, job_id, status_code, duration_ms, o)
+    ) numbered
+    ${after === undefined ? PrismaSql.empty : PrismaSql.sql`WHERE (b.attempted_at, numbered.id) < (${after.at}::timestamptz, ${after.id}::uuid)`}
+    ORDER BY o DESC ${cap === undefined ? PrismaSql.empty : PrismaSql.sql`LIMIT ${cap}`}) u`
+
+const COLUMNS = PrismaSql.sql`id, event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt, outcome,
+  status_code AS "statusCode", error, duration_ms AS "durationMs", attempted_at AS "attemptedAt", next_attempt_at AS "nextAttemptAt"`
 
 interface Row { id: string, eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number, outcome: string, statusCode: number | null, error: string | null, durationMs: number | null, attemptedAt: Date, nextAttemptAt: Date | null }
 
@@ -34,12 +53,19 @@ export async function endpointState (prisma: Prisma, organizationId: string, end
 
 /** A page of an endpoint's attempts, newest first (the endpoint must be the caller's: endpointState first). */
 export async function listDeliveries (prisma: Prisma, endpointId: string, limit: number, after?: { at: Date, id: string }): Promise<{ deliveries: WebhookDelivery[], last?: { at: Date, id: string }, hasMore: boolean }> {
-  const rows = await prisma.webhookDelivery.findMany({
-    where: { endpointId, ...(after !== undefined ? { OR: [{ attemptedAt: { lt: after.at } }, { attemptedAt: after.at, id: { lt: after.id } }] } : {}) },
-    orderBy: [{ attemptedAt: 'desc' }, { id: 'desc' }],
-    take: limit + 1,
-    select: FIELDS,
-  })
+  // Newest first in each table (the batches: at most limit + 1 of them, and of each at most
+  // limit + 1 attempts), then together.
+  const take = limit + 1
+  const before = after === undefined ? PrismaSql.sql`true` : PrismaSql.sql`(attempted_at, id) < (${after.at}::timestamptz, ${after.id}::uuid)`
+  // A batch with an attempt before the cursor (its id's last 16 bits aside, at most the cursor's).
+  const batchBefore = after === undefined ? PrismaSql.sql`true` : PrismaSql.sql`(attempted_at, id) <= (${after.at}::timestamptz, overlay(${after.id}::uuid::text placing 'ffff' from 33)::uuid)`
+  const rows = await prisma.$queryRaw<Row[]>`
+    SELECT ${COLUMNS} FROM (
+      (SELECT id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at
+       FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND ${before} ORDER BY attempted_at DESC, id DESC LIMIT ${take})
+      UNION ALL
+      ${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE endpoint_id = ${endpointId}::uuid AND ${batchBefore} ORDER BY attempted_at DESC, id DESC LIMIT ${take}`, take, after)}
+    ) attempts ORDER BY attempted_at DESC, id DESC LIMIT ${take}`
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   return { deliveries: page.map(present), hasMore: rows.length > limit, ...(last !== undefined ? { last: { at: last.attemptedAt, id: last.id } } : {}) }
@@ -51,10 +77,15 @@ const nextAttempt = (endpointId: string, row: { eventId: string, eventType: stri
 
 /** Schedules the event of one attempt again, at once; false when the attempt is not the endpoint's. */
 export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId: string, deliveryId: string): Promise<boolean> {
-  const row = await prisma.webhookDelivery.findFirst({ where: { id: deliveryId, endpointId }, select: { eventId: true, eventType: true, jobId: true, eventAt: true } })
-  if (row === null) return false
+  const [row] = await prisma.$queryRaw<Array<{ eventId: string, eventType: string, jobId: string | null, eventAt: Date }>>`
+    SELECT event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt" FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND endpoint_id = ${endpointId}::uuid
+    UNION ALL
+    SELECT event_id, event_type, job_id, event_at FROM (${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE id = overlay(${deliveryId}::uuid::text placing '0000' from 33)::uuid AND endpoint_id = ${endpointId}::uuid`, undefined)}) a
+    WHERE a.id = ${deliveryId}::uuid`
+  if (row === undefined) return false
   const last = await prisma.webhookDelivery.aggregate({ where: { endpointId, eventId: row.eventId }, _max: { attempt: true } })
-  await enqueueEvents(await webhooks.queue(), endpointId, [nextAttempt(endpointId, row, (last._max.attempt ?? 0) + 1)])
+  // A batch's attempt is the first: later ones, if any, are rows.
+  await enqueueEvents(await webhooks.queue(), endpointId, [nextAttempt(endpointId, row, Math.max(last._max.attempt ?? 0, 1) + 1)])
   return true
 }
 
@@ -84,6 +115,12 @@ export async function pruneDeliveries (prisma: Prisma, days: number): Promise<nu
           SELECT id FROM webhook_deliveries WHERE endpoint_id = ${id}::uuid AND attempted_at < now() - make_interval(days => ${days}::int) LIMIT 10000)`
       removed += count
       if (count < 10000) break
+    }
+    for (;;) {
+      const count = await prisma.$executeRaw`
+        DELETE FROM webhook_delivery_batches WHERE id IN (
+          SELECT id FROM webhook_delivery_batches WHERE endpoint_id = ${id}::uuid AND attempted_at < now() - make_interval(days => ${days}::int) LIMIT 100)`
+      if (count < 100) break
     }
   }
   return removed

@@ -1,4 +1,3 @@
-import { fromPrisma, type PgBoss } from 'pg-boss'
 import { hasProAccess } from '../auth/caller.js'
 import { grantedScopes } from '../auth/scopes.js'
 import type { Prisma } from '../db/database.js'
@@ -8,16 +7,17 @@ import { historyId } from '../jobs/sync/history.js'
 import { syncPage, type SyncPage } from '../jobs/sync/page.js'
 import { quietSince } from '../jobs/sync/quiet.js'
 import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from '../jobs/sync/snapshot.js'
-import { DELIVERY_QUEUE, enqueueEvents, type QueueDb } from './delivery-queue.js'
+import type { DeliveryEndpoint } from './delivery-endpoint.js'
 import { changeEventId, resetEventId, type WebhookEvent } from './events.js'
 import { readPosition, storedPosition, type EndpointPosition } from './position.js'
 
 // The dispatcher: reads the change log for every enabled endpoint as a sync reader would
-// (src/jobs/sync/page.ts, from the endpoint's position), and in the same transaction enqueues
-// an event per change for the endpoint and moves its position on. So a change is enqueued
-// exactly when the position passes it, whatever fails when; writers pay nothing for it (the
-// log is the sync's). One instance at a time (an advisory lock); the argument is
-// docs/webhooks-design.md, "Why no change is missed".
+// (src/jobs/sync/page.ts, from the endpoint's position) and hands each endpoint with events a
+// batch to send (src/webhooks/deliver.ts, sendBatch), which moves the position on only once
+// its events are sent or queued. Until then the endpoint is leased (sending_until): no run
+// reads it again, so a change is sent before its position passes it, whatever fails when;
+// writers pay nothing for it (the log is the sync's). One run at a time over every instance
+// (an advisory lock); the argument is docs/webhooks-design.md, "Why no change is missed".
 
 const DISPATCH_LOCK = 8146720561340519
 /** Changes read for one group of endpoints in one run; the rest in the next (its position says where). */
@@ -33,13 +33,30 @@ const EVENTS_PER_RUN = 10_000
 let runs = 0
 const PAGE = 100
 
-export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number }
+export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number, batches: Batch[] }
+
+/** An endpoint's events to send, and where its position goes once they are sent (or queued). */
+export interface Batch {
+  endpointId: string
+  endpoint: DeliveryEndpoint
+  events: WebhookEvent[]
+  next: EndpointPosition
+  /** The lease this run took (sending_until): the position moves only while it is still this. */
+  lease: Date
+  /** With read replicas: the primary's WAL position past every change sent (delivery-queue.ts, DeliveryJob.lsn). */
+  lsn?: string
+}
 
 interface Endpoint {
   id: string
   organizationId: string
+  url: string
   events: string[]
   position: unknown
+  secret: Uint8Array
+  previousSecret: Uint8Array | null
+  previousSecretUntil: Date | null
+  failingSince: Date | null
   apiKey: { revokedAt: Date | null, expiresAt: Date | null, scopes: string[] } | null
   organization: { plan: 'free' | 'pro', subscriptionStatus: 'active' | 'trialing' | 'past_due' | 'canceled', currentPeriodEnd: Date | null }
 }
@@ -63,33 +80,6 @@ const pointOf = (page: SyncPage, allowed: { jobs: boolean, analytics: boolean })
 })
 
 type Tx = PrismaNamespace.TransactionClient
-
-/**
- * The events (`endpoint:type:job`) that tell a later change of their job too: for each
- * endpoint and job, the last event queued for it (in the queue's order), when it is due, not
- * fetched by a worker as this transaction sees the queue, and a first attempt. It is sent
- * after every change this transaction reads, and nothing queued after it says otherwise (a
- * `job.deleted` queued after a `job.updated` is not folded into the updated one); a retry
- * keeps its own schedule, never shortening a new change's. The endpoint is the job's group
- * (enqueueEvents): read from `data` on each event's row, it was detoasted once per event,
- * which made this query cost more than the deliveries it saved; and only the jobs this run
- * read changes of (`subjects`) are sorted, not the whole backlog (docs/webhooks-design.md, "Cost").
- */
-async function queuedEvents (tx: Tx, endpointIds: string[], subjects: string[]): Promise<Set<string>> {
-  if (endpointIds.length === 0 || subjects.length === 0) return new Set()
-  const rows = await tx.$queryRaw<Array<{ event: string }>>`
-    SELECT endpoint || ':' || type || ':' || subject AS event FROM (
-      SELECT DISTINCT ON (endpoint, subject) endpoint, subject, type, coalescable FROM (
-        SELECT j.group_id AS endpoint, e->>'subject' AS subject, e->>'type' AS type, j.created_on, o,
-               j.state = 'created' AND j.start_after <= now() AND (e->>'attempt')::int = 1 AS coalescable
-        FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') WITH ORDINALITY AS x(e, o)
-        WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active') AND j.group_id = ANY (${endpointIds}::text[])
-          AND e->>'subject' = ANY (${subjects}::text[])
-      ) queued
-      ORDER BY endpoint, subject, created_on DESC, o DESC
-    ) last WHERE coalescable`
-  return new Set(rows.map(r => r.event))
-}
 
 /**
  * Reads what changed since `position` for one organization (pages of the change log, in its
@@ -144,33 +134,41 @@ async function quietGroups (tx: Tx, groups: Group[]): Promise<Map<Group, Endpoin
 }
 
 /**
- * One run of the dispatcher: every enabled endpoint's changes since its position, enqueued as
- * events, and its position moved on, in one REPEATABLE READ transaction (one snapshot for
- * every read, so that endpoints of one organization read together end at one position and
- * are read together from then on). Undefined when another instance holds the run.
+ * One run of the dispatcher: every enabled endpoint not leased, its changes since its
+ * position read in one REPEATABLE READ transaction (one snapshot for every read, so that
+ * endpoints of one organization read together end at one position and are read together from
+ * then on). An endpoint with nothing to be told moves its position here; one with events is
+ * leased for `leaseMs` and returned as a batch, whose sending moves it. Undefined when another
+ * instance holds the run.
  */
-export async function dispatchChanges (prisma: Prisma, boss: PgBoss, options: { replicated?: boolean, now?: () => Date } = {}): Promise<DispatchResult | undefined> {
+export async function dispatchChanges (prisma: Prisma, options: { leaseMs: number, replicated?: boolean, now?: () => Date }): Promise<DispatchResult | undefined> {
   const now = options.now ?? (() => new Date())
   return await prisma.$transaction(async tx => {
     const [lock] = await tx.$queryRaw<Array<{ got: boolean }>>`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS got`
     if (lock?.got !== true) return undefined
     // With replicas: a WAL position past the commit of every change this snapshot shows, for
-    // the deliveries to wait on (delivery-queue.ts, DeliveryJob.lsn).
+    // the sends to wait on (delivery-queue.ts, DeliveryJob.lsn).
     const lsn = options.replicated === true ? (await tx.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_insert_lsn()::text AS lsn`)[0]!.lsn : undefined
     const at = now()
-    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0 }
-    // The enabled endpoints this run moves, locked until it commits, first thing after the
-    // snapshot: a partner's PATCH or a delivery's failing_since then waits for the run instead
-    // of failing it at the end (40001 on the position's UPDATE); one being changed right now
-    // is left to the next run. FOR NO KEY UPDATE: the attempts' foreign key checks do not wait.
-    const lockable = await tx.$queryRaw<Array<{ id: string }>>`SELECT id::text AS id FROM webhook_endpoints WHERE status = 'enabled' FOR NO KEY UPDATE SKIP LOCKED`
+    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0, batches: [] }
+    // The enabled endpoints this run may move, locked until it commits, first thing after the
+    // snapshot: a partner's PATCH then waits for the run instead of failing it at the end
+    // (40001 on the position's UPDATE); one being changed right now is left to the next run,
+    // and so is one whose batch is still being sent (its lease). FOR NO KEY UPDATE: the
+    // attempts' foreign key checks do not wait.
+    const lockable = await tx.$queryRaw<Array<{ id: string }>>`SELECT id::text AS id FROM webhook_endpoints WHERE status = 'enabled' AND (sending_until IS NULL OR sending_until < now()) FOR NO KEY UPDATE SKIP LOCKED`
     const endpoints: Endpoint[] = await tx.webhookEndpoint.findMany({
       where: { status: 'enabled', id: { in: lockable.map(r => r.id) } },
       select: {
         id: true,
         organizationId: true,
+        url: true,
         events: true,
         position: true,
+        secret: true,
+        previousSecret: true,
+        previousSecretUntil: true,
+        failingSince: true,
         apiKey: { select: { revokedAt: true, expiresAt: true, scopes: true } },
         organization: { select: { plan: true, subscriptionStatus: true, currentPeriodEnd: true } },
       },
@@ -192,10 +190,9 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, options: { 
       await tx.webhookEndpoint.updateMany({ where: { id: { in: revoked } }, data: { status: 'disabled', disabledReason: 'key_revoked' } })
       result.disabled = revoked.length
     }
-    const db: QueueDb = fromPrisma(tx)
     const seenAt = at.toISOString()
-    // A run enqueues at most EVENTS_PER_RUN, starting at another group each run, so that a
-    // backlog over many organizations neither outgrows the transaction nor starves one.
+    // A run reads at most EVENTS_PER_RUN, starting at another group each run, so that a
+    // backlog over many organizations neither outgrows the run nor starves one.
     const ordered = [...groups.values()]
     const first = ordered.length === 0 ? 0 : runs++ % ordered.length
     let read = 0
@@ -212,32 +209,59 @@ export async function dispatchChanges (prisma: Prisma, boss: PgBoss, options: { 
       read += changed.changes.length * group.endpoints.length
       readGroups.push({ group, ...changed })
     }
-    // Before anything is enqueued: this run's own jobs are not waiting events.
-    const waiting = await queuedEvents(tx, endpoints.map(e => e.id), [...new Set(readGroups.flatMap(g => g.changes.map(c => c.jobId)))])
+    const moved: Array<{ ids: string[], next: EndpointPosition }> = []
+    const leased: Array<{ endpoint: Endpoint, events: WebhookEvent[], next: EndpointPosition }> = []
     for (const { group, changes, next, reset } of readGroups) {
+      const quietOnes: string[] = []
       for (const endpoint of group.endpoints) {
         const events: WebhookEvent[] = []
         if (reset) {
           events.push({ id: resetEventId(endpoint.id, `${next.history}:${next.generation}:${snapshotText(next.since)}`), type: 'sync.reset', subject: endpoint.id, at: seenAt, attempt: 1 })
           result.resets++
         } else if (group.allowed.jobs) {
-          for (const change of changes) {
+          // One event per job: sent after every change this snapshot shows, it tells them all
+          // (the partner reads the job then); named after the job's last change read.
+          const last = new Map<string, SyncPage['changes'][number]>()
+          for (const change of changes) { last.delete(change.jobId); last.set(change.jobId, change) }
+          for (const change of last.values()) {
             const type = change.present ? 'job.updated' : 'job.deleted'
-            // An event of the same type for the job, queued and not yet fetched, tells the partner
-            // of this change too: it is sent after this change committed, and the partner reads
-            // the job then (docs/webhooks-design.md, "Coalescing").
-            if (!endpoint.events.includes(type) || waiting.has(`${endpoint.id}:${type}:${change.jobId}`)) continue
+            if (!endpoint.events.includes(type)) continue
             events.push({ id: changeEventId(endpoint.id, next, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
           }
         }
-        await enqueueEvents(boss, endpoint.id, events, { db, ...(lsn !== undefined ? { lsn } : {}) })
+        if (events.length > 0) leased.push({ endpoint, events, next })
+        else if (reset || changes.length > 0 || JSON.stringify(storedPosition(next)) !== JSON.stringify(group.position === undefined ? null : storedPosition(group.position))) quietOnes.push(endpoint.id)
         result.events += events.length
       }
-      if (reset || changes.length > 0 || JSON.stringify(storedPosition(next)) !== JSON.stringify(group.position === undefined ? null : storedPosition(group.position))) {
-        // In SQL: the client would set updated_at, which says when the partner changed it.
-        await tx.$executeRaw`UPDATE webhook_endpoints SET position = ${JSON.stringify(storedPosition(next))}::jsonb WHERE id = ANY (${group.endpoints.map(e => e.id)}::uuid[])`
-      }
+      if (quietOnes.length > 0) moved.push({ ids: quietOnes, next })
       result.endpoints += group.endpoints.length
+    }
+    for (const { ids, next } of moved) {
+      // In SQL: the client would set updated_at, which says when the partner changed it.
+      await tx.$executeRaw`UPDATE webhook_endpoints SET position = ${JSON.stringify(storedPosition(next))}::jsonb WHERE id = ANY (${ids}::uuid[])`
+    }
+    if (leased.length > 0) {
+      // The database's clock, the one the next run compares with; RETURNING: the lease exactly as stored.
+      const [lease] = await tx.$queryRaw<Array<{ until: Date }>>`
+        UPDATE webhook_endpoints SET sending_until = date_trunc('milliseconds', now()) + ${options.leaseMs} * interval '1 millisecond'
+        WHERE id = ANY (${leased.map(l => l.endpoint.id)}::uuid[]) RETURNING sending_until AS until`
+      for (const { endpoint, events, next } of leased) {
+        result.batches.push({
+          endpointId: endpoint.id,
+          endpoint: {
+            url: endpoint.url,
+            status: 'enabled',
+            secret: Buffer.from(endpoint.secret).toString('base64'),
+            previousSecret: endpoint.previousSecret === null ? null : Buffer.from(endpoint.previousSecret).toString('base64'),
+            previousSecretUntil: endpoint.previousSecretUntil,
+            failingSince: endpoint.failingSince,
+          },
+          events,
+          next,
+          lease: lease!.until,
+          ...(lsn !== undefined ? { lsn } : {}),
+        })
+      }
     }
     return result
   }, { isolationLevel: PrismaNamespace.TransactionIsolationLevel.RepeatableRead, maxWait: 5000, timeout: 60_000 })

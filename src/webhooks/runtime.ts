@@ -37,7 +37,7 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
     // eslint-disable-next-line no-new
     new Gauge({
       name: 'webhook_oldest_undelivered_seconds',
-      help: 'Per enabled endpoint with events waiting (queued, in flight or to be retried): the age of the oldest change among them.',
+      help: 'Per enabled endpoint with events waiting (being sent by this instance, queued, in flight or to be retried): the age of the oldest change among them.',
       labelNames: ['endpoint'] as const,
       registers: [register],
       async collect () {
@@ -47,7 +47,9 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
           FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
           WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active')
           GROUP BY 1`
-        for (const row of rows) this.set({ endpoint: row.endpoint }, row.seconds)
+        const oldest = new Map(rows.map(row => [row.endpoint, row.seconds]))
+        for (const [endpoint, since] of webhooks.batchesSince()) oldest.set(endpoint, Math.max(oldest.get(endpoint) ?? 0, (Date.now() - since.getTime()) / 1000))
+        for (const [endpoint, seconds] of oldest) this.set({ endpoint }, seconds)
       },
     })
   }
@@ -78,14 +80,18 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
   }
   if (webhooks.delivers) {
     app.addHook('onReady', async () => {
+      // Only this process opens an embedded database: a lease left by one that died is void.
+      if (app.database.kind === 'embedded') await app.prisma.$executeRaw`UPDATE webhook_endpoints SET sending_until = NULL WHERE sending_until IS NOT NULL`
       await startWhenUsed().catch((error: unknown) => { app.log.warn({ err: error }, `webhooks: the job queue could not be opened; trying again every ${RETRY_START_MS / 1000} s`) })
     })
     runPeriodically(app, 'opening the webhooks\' job queue', RETRY_START_MS, startWhenUsed)
     runPeriodically(app, 'dispatching changes to webhook endpoints', webhooks.settings.dispatchIntervalMs, async () => {
       if (!started) return
+      await webhooks.queue()
       // An endpoint changed by a partner during the run (its position's row): nothing was
-      // enqueued, and the next run reads the same changes. Not a failure to log.
-      await dispatchChanges(app.prisma, await webhooks.queue(), { replicated: app.database.replicas().length > 0 }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
+      // leased, and the next run reads the same changes. Not a failure to log.
+      const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0 }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
+      for (const batch of dispatched?.batches ?? []) webhooks.send(batch)
     })
     runPeriodically(app, 'pruning the webhook delivery record', PRUNE_INTERVAL_MS, async () => { await pruneDeliveries(app.prisma, webhooks.settings.retentionDays) })
   }

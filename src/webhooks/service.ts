@@ -4,8 +4,9 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import { openQueue } from '../db/queue.js'
 import { ApiError, databaseUnavailable } from '../errors.js'
-import { Deliverer, type DeliveryOutcomes } from './deliver.js'
+import { BATCH_START_MS, Deliverer, type DeliveryOutcomes } from './deliver.js'
 import { DEAD_DELIVERY_QUEUE, DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
+import type { Batch } from './dispatch.js'
 import { durationMs, durationsMs } from './durations.js'
 import { EgressGuard, type Lookup } from './egress.js'
 import { embeddedSecretKey, SecretBox } from './secrets.js'
@@ -68,6 +69,11 @@ export class Webhooks {
   private starting: Promise<PgBoss> | undefined
   private readonly started: Array<() => void> = []
   private outcomes: DeliveryOutcomes | undefined
+  private deliverer: Deliverer | undefined
+  /** The dispatcher's batches being sent by this instance. */
+  private readonly sending = new Set<Promise<void>>()
+  /** Per endpoint with a batch being sent here: when its changes were seen. */
+  private readonly sendingSince = new Map<string, Date>()
 
   constructor (private readonly database: Database, readonly settings: WebhookSettings, private readonly log: FastifyBaseLogger, lookup?: Lookup) {
     this.guard = new EgressGuard(settings.allowedNetworks, lookup)
@@ -154,7 +160,7 @@ export class Webhooks {
           const wake = (at: Date): void => {
             setTimeout(() => { for (const id of workers) boss.notifyWorker(id) }, Math.max(0, at.getTime() - Date.now()) + 10).unref()
           }
-          const deliverer = new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
+          const deliverer = this.deliverer = new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
           for (let i = 0; i < (embedded ? Math.min(concurrency, 4) : concurrency); i++) {
             // A worker that delivered a job asks for the next one at once rather than at its next
             // poll (pg-boss wakes workers when a job is made, not when one is done): a backlog is
@@ -181,12 +187,39 @@ export class Webhooks {
     return await this.starting
   }
 
-  /** Stops the workers (waiting up to `timeoutMs` for deliveries under way; pg-boss makes an unfinished one again elsewhere) and the queue. */
+  /**
+   * How long a dispatcher's batch may take before its endpoint is read again: its last event
+   * started within BATCH_START_MS, answered within the timeout, the replicas' wait where there
+   * are replicas, and a margin. Shorter would send twice, never lose.
+   */
+  get leaseMs (): number {
+    return BATCH_START_MS + this.settings.timeoutMs + (this.database.replicas().length > 0 ? this.settings.replicaWaitMs : 0) + 5000
+  }
+
+  /** Sends a dispatcher's batch, not waited for: a slow endpoint holds no other's. A failure is logged; its lease lets a later run send it again. */
+  send (batch: Batch): void {
+    const deliverer = this.deliverer
+    if (deliverer === undefined) return
+    this.sendingSince.set(batch.endpointId, new Date(batch.events[0]!.at))
+    const sending: Promise<void> = deliverer.sendBatch(batch)
+      .catch((error: unknown) => { this.log.warn({ err: error, endpoint: batch.endpointId }, 'webhooks: a batch of events could not be sent or recorded; a later run sends it again') })
+      .finally(() => { this.sending.delete(sending); this.sendingSince.delete(batch.endpointId) })
+    this.sending.add(sending)
+  }
+
+  /** The endpoints with a batch being sent by this instance, and when its changes were seen. */
+  batchesSince (): ReadonlyMap<string, Date> { return this.sendingSince }
+
+  /** Stops the workers and the batches under way (waiting up to `timeoutMs` for them; an unfinished one is sent again elsewhere) and the queue. */
   async stop (timeoutMs: number): Promise<void> {
     const starting = this.starting
     this.starting = undefined
     const boss = await starting?.catch(() => undefined)
     this.boss = undefined
+    this.deliverer = undefined
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([Promise.allSettled([...this.sending]), new Promise(resolve => { timer = setTimeout(resolve, timeoutMs) })])
+    clearTimeout(timer)
     await boss?.stop({ graceful: true, timeout: timeoutMs })
     this.guard.close()
   }

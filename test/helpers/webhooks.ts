@@ -12,7 +12,7 @@ export async function makeEndpoint (app: FastifyInstance, tenant: Tenant, url: s
   return { id, secret }
 }
 
-export interface DeliveryRow { event_id: string, event_type: string, job_id: string | null, attempt: number, outcome: string, status_code: number | null, error: string | null, next_attempt_at: string | null }
+export interface DeliveryRow { id: string, attempted_at: string, event_id: string, event_type: string, job_id: string | null, attempt: number, outcome: string, status_code: number | null, error: string | null, next_attempt_at: string | null }
 
 /** Every attempt recorded for an endpoint, newest first. */
 export async function deliveriesOf (app: FastifyInstance, tenant: Tenant, endpointId: string): Promise<DeliveryRow[]> {

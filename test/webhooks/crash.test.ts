@@ -13,8 +13,9 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
 // At least once through crashes (issue 41): an instance killed with -9 while an attempt is in
 // flight (the receiver holds the request open), and the attempt made again, with the same
 // webhook-id, within a minute of the death: by another instance sharing the PostgreSQL server,
-// and on the embedded database by the instance restarted on the same data. pg-boss finds the
-// dead worker's job by its heartbeat (src/webhooks/delivery-queue.ts).
+// and on the embedded database by the instance restarted on the same data. A first attempt is
+// a dispatcher's batch: its endpoint's position stays, and once the dead instance's lease runs
+// out (at a restart, on the embedded database) a run sends it again (src/webhooks/dispatch.ts).
 
 const ENV = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_RETRY_DELAYS: '1s,1s,1s', WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY, CURSOR_SECRET: 'c'.repeat(40) }
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
@@ -63,6 +64,7 @@ t.test('on a PostgreSQL server: an instance killed mid-attempt; another makes th
   t.ok(receiver.held(), 'the first instance made the attempt, and the receiver holds it open')
   const id = receiver.received.find(r => r.jobId === job.id)!.id
   await first.kill()
+  t.equal(receiver.received.filter(x => x.id === id).length, 1, 'one attempt made when it died: the next is made after the death')
   const died = Date.now()
   await serverInstance(t, db.apiUrl!)
   t.ok(await receiver.until(r => r.filter(x => x.id === id).length >= 2, 60_000), 'made again after the death')
@@ -90,6 +92,7 @@ t.test('embedded: the instance killed mid-attempt and restarted on its data make
   t.ok(receiver.held(), 'the change\'s delivery is in flight, held open by the receiver')
   const id = receiver.received.find(r => r.jobId === server.sampleJobId)!.id
   await server.stop('SIGKILL')
+  t.equal(receiver.received.filter(x => x.id === id).length, 1, 'one attempt made when it died: the next is made after the death')
   const died = Date.now()
   await startServer(t, ENV, keep)
   t.ok(await receiver.until(r => r.filter(x => x.id === id).length >= 2, 60_000), 'made again by the restarted instance')

@@ -107,6 +107,50 @@ t.test('a failed delivery is retried with the same webhook-id; Retry-After is ho
   t.ok(record[0]!.next_attempt_at !== null && record[2]!.next_attempt_at === null, 'a retry time on the failed ones only')
 })
 
+t.test('the record of a batch\'s delivered attempts (one row) and of every other attempt (a row each): listed as one, each once, newest first, in pages; a batch\'s attempt redelivered', async t => {
+  const tenant = await createTenant(prisma)
+  const receiver = await receiverFor(t)
+  const endpoint = await makeEndpoint(app, tenant, receiver.url)
+  const jobs: Array<{ id: string }> = []
+  for (let i = 0; i < 5; i++) jobs.push(await createJob(prisma, tenant))
+  t.ok(await receiver.until(r => jobs.every(j => r.some(x => x.jobId === j.id))), 'their creations told')
+  receiver.answer = ({ count }) => count === 1 ? { status: 500 } : { status: 204 }
+  const failing = await createJob(prisma, tenant)
+  t.ok(await receiver.until(r => r.filter(x => x.jobId === failing.id).length >= 2), 'a failed attempt, then its retry')
+  receiver.answer = () => ({ status: 204 })
+  const before = receiver.received.length
+  // One transaction, so one batch: five attempts in one row.
+  await prisma.$executeRaw`UPDATE jobs SET title = title || ' (together)' WHERE id = ANY (${jobs.map(j => j.id)}::uuid[])`
+  t.ok(await receiver.until(r => r.slice(before).length >= 5), 'the five changes told')
+  await sleep(200)
+  const [batchRows] = await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM webhook_delivery_batches WHERE endpoint_id = ${endpoint.id}::uuid AND cardinality(event_ids) = 5`
+  t.ok(batchRows!.n >= 1n, 'five first attempts delivered together are one row')
+  const all = await deliveriesOf(app, tenant, endpoint.id)
+  t.equal(all.length, receiver.received.length, `one attempt listed per request received (${all.length})`)
+  t.equal(new Set(all.map(d => d.id)).size, all.length, 'each with an id of its own')
+  const paged: typeof all = []
+  let cursor: string | null = null
+  do {
+    const res: Awaited<ReturnType<typeof app.inject>> = await app.inject({ url: `/api/webhook_endpoints/${endpoint.id}/deliveries?limit=2${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: tenant.auth })
+    t.equal(res.statusCode, 200)
+    const page = res.json() as { data: typeof all, next_cursor: string | null }
+    paged.push(...page.data)
+    cursor = page.next_cursor
+  } while (cursor !== null)
+  t.same(paged.map(d => d.id), all.map(d => d.id), 'pages of 2 give the same attempts, in the same order')
+  const order = all.map(d => `${d.attempted_at}|${d.id}`)
+  t.same(order, [...order].sort().reverse(), 'newest first')
+  t.same(all.filter(d => d.job_id === failing.id).map(d => [d.attempt, d.outcome]), [[2, 'delivered'], [1, 'failed']], 'the failed attempt and its retry among them')
+  const first = all.find(d => d.job_id === jobs[0]!.id && d.attempt === 1 && receiver.received.slice(before).some(r => r.id === d.event_id))!
+  const res = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/deliveries/${first.id}/redeliver`, headers: tenant.auth })
+  t.equal(res.statusCode, 202, 'an attempt of the batch redelivered')
+  t.ok(await receiver.until(r => r.filter(x => x.id === first.event_id).length >= 2), 'sent again, with its webhook-id')
+  await sleep(200)
+  t.same((await deliveriesOf(app, tenant, endpoint.id)).filter(d => d.event_id === first.event_id).map(d => [d.attempt, d.outcome]), [[2, 'delivered'], [1, 'delivered']], 'recorded as its second attempt')
+  const other = await createTenant(prisma)
+  t.equal((await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/deliveries/${first.id}/redeliver`, headers: other.auth })).statusCode, 404, 'not another organization\'s')
+})
+
 t.test('a redirect is a failure and is never followed', async t => {
   const tenant = await createTenant(prisma)
   const [redirecting, target] = [await receiverFor(t), await receiverFor(t)]
@@ -195,7 +239,9 @@ t.test('disabled, then enabled: what changed meanwhile is sent; recover resends 
   await sleep(300)
   t.match((await deliveriesOf(app, tenant, endpoint.id)).find(d => d.job_id === lost.id && d.attempt === 5), { outcome: 'delivered' })
 
-  const redelivered = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/deliveries/${(await prisma.webhookDelivery.findFirstOrThrow({ where: { endpointId: endpoint.id, jobId: meanwhile.id } })).id}/redeliver`, headers: tenant.auth })
+  const attempt = (await deliveriesOf(app, tenant, endpoint.id)).find(d => d.job_id === meanwhile.id)!
+  t.match(attempt, { attempt: 1, outcome: 'delivered' }, 'the attempt redelivered: a first one, delivered')
+  const redelivered = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/deliveries/${attempt.id}/redeliver`, headers: tenant.auth })
   t.equal(redelivered.statusCode, 202)
   t.ok(await receiver.until(r => r.filter(x => x.jobId === meanwhile.id).length >= 2), 'redeliver sends the event again')
   t.equal(new Set(receiver.received.filter(x => x.jobId === meanwhile.id).map(r => r.id)).size, 1, 'with its webhook-id')
@@ -215,22 +261,25 @@ t.test('a slow endpoint does not delay another endpoint\'s deliveries', async t 
   t.ok(quickDone < slowFirstAnswered, `while the slow one had not answered its first delivery yet (${slowFirstAnswered - quickDone} ms before)`)
 })
 
-t.test('a change to a job whose event waits in the queue, not fetched yet, is told by that event: sent after both, once', async t => {
+t.test('a change to a job while its endpoint\'s batch is being sent is told by the next batch, once for both: sent after both', async t => {
   const tenant = await createTenant(prisma)
   const receiver = await receiverFor(t)
   await makeEndpoint(app, tenant, receiver.url)
   const job = await createJob(prisma, tenant)
   t.ok(await receiver.until(r => r.some(x => x.jobId === job.id)), 'its creation told')
-  // A delivery held open keeps the endpoint's one job at a time busy: what is dispatched
-  // meanwhile waits in the queue.
+  // A delivery held open keeps the endpoint's batch under way: no run reads the endpoint
+  // meanwhile, and the next reads both changes.
   let hold = true
   receiver.answer = () => hold ? { status: 204, delayMs: 2000 } : { status: 204 }
   const held = await createJob(prisma, tenant)
   t.ok(await receiver.until(r => r.some(x => x.jobId === held.id)), 'a delivery under way, held open for 2 s')
+  const endpointId = (await prisma.webhookEndpoint.findFirstOrThrow({ where: { url: receiver.url } })).id
+  const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
+  t.match(metrics, new RegExp(`webhook_oldest_undelivered_seconds\\{endpoint="${endpointId}"\\} [0-9.]+`), 'the metric shows the endpoint with a change not delivered yet')
   hold = false
   const before = receiver.received.length
   await prisma.$executeRaw`UPDATE jobs SET title = 'first' WHERE id = ${job.id}::uuid`
-  await sleep(300) // six dispatcher runs: the first change's event is queued
+  await sleep(300) // runs meanwhile: none reads the endpoint while its batch is under way
   await prisma.$executeRaw`UPDATE jobs SET title = 'second' WHERE id = ${job.id}::uuid`
   const secondCommitted = Date.now()
   await sleep(300)
