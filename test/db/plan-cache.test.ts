@@ -54,3 +54,27 @@ t.test('every request statement runs on a generic plan once the plan cache has s
     t.comment(`plan cache figures: ${name}: ${statement.custom} custom, ${statement.generic} generic plans of ${Number(statement.custom) + Number(statement.generic)} executions`)
   }
 })
+
+t.test('a repeated analytics question, answered from the answer kept, runs its one statement on a generic plan', { skip }, async t => {
+  // Answers kept (the default): each repeat reads only the version and whether the zone's rules are stored.
+  const { app, prisma } = await buildTestApp(t, { env: { DB_POOL_MAX: '1', SUMMARY_FOLD_INTERVAL_MS: '0', SYNC_PRUNE_INTERVAL_MS: '0' } })
+  const pro = await createTenant(prisma, { plan: 'pro' })
+  const job = await createJob(prisma, pro, { questions: 3 })
+  await createScreens(prisma, job.id, Array.from({ length: 40 }, (_, i) => ({ status: 'completed' as const, score: i, completedAt: new Date(Date.UTC(2026, 0, 1 + i)) })))
+  const url = `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`
+  const first = await app.inject({ url, headers: pro.auth })
+  t.equal(first.statusCode, 200)
+  for (let i = 0; i < 12; i++) {
+    const res = await app.inject({ url, headers: pro.auth })
+    t.equal(res.statusCode, 200, `repeat #${i + 1}`)
+    t.equal(res.body, first.body, 'the same answer')
+  }
+  const prepared = await app.prisma.$queryRaw<Array<{ statement: string, generic: bigint, custom: bigint }>>`
+    SELECT statement, generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements`
+  const [statement] = prepared.filter(p => /^\s*SELECT \(SELECT coalesce\(sum\(c\.changes\)[\s\S]*EXISTS \(SELECT FROM zone_rules/.test(p.statement))
+  if (statement === undefined) { t.fail('the version and rules statement: not prepared'); return }
+  t.equal(Number(statement.custom + statement.generic), 12, 'run once per repeat')
+  t.ok(Number(statement.custom) <= 5, `at most PostgreSQL's five trial custom plans (${statement.custom})`)
+  t.ok(Number(statement.generic) >= 1, `then a generic plan (${statement.generic} executions on it)`)
+  t.comment(`plan cache figures: kept answer's version read: ${statement.custom} custom, ${statement.generic} generic plans`)
+})
