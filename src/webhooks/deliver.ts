@@ -8,7 +8,7 @@ import type { Batch } from './dispatch.js'
 import type { AttemptResult, EgressGuard } from './egress.js'
 import { eventBody, type WebhookEvent } from './events.js'
 import type { SecretBox } from './secrets.js'
-import { storedPosition } from './position.js'
+import { storedPosition, type EndpointPosition } from './position.js'
 import { signatureHeader, signingKeys } from './signing.js'
 
 // Events POSTed to an endpoint (at most `endpointConcurrency` at once), signed with its
@@ -139,15 +139,18 @@ export class Deliverer {
    */
   async sendBatch (batch: Batch): Promise<void> {
     const { primary, boss, settings } = this.deps
+    // Only while the lease is still this batch's: a run that took the endpoint after it ran out owns it now.
+    const endLease = (moveTo?: EndpointPosition): PrismaSql.Sql => PrismaSql.sql`UPDATE webhook_endpoints
+      SET sending_until = NULL${moveTo === undefined ? PrismaSql.empty : PrismaSql.sql`, position = ${JSON.stringify(storedPosition(moveTo))}::jsonb`}
+      WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`
     try {
       const { sent, unsent } = await this.send(batch.endpointId, batch.endpoint, batch.events, batch.lsn, Date.now() + Math.min(BATCH_START_MS, settings.timeoutMs))
       await this.record(batch.endpointId, batch.endpoint.failingSince, sent, batch.lsn)
       await enqueueEvents(boss, batch.endpointId, unsent, batch.lsn !== undefined ? { lsn: batch.lsn } : {})
-      await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET position = ${JSON.stringify(storedPosition(batch.next))}::jsonb, sending_until = NULL
-        WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`)
+      await primary.execute(endLease(batch.next))
     } catch (error) {
       // The next run reads these changes again at once rather than when the lease runs out.
-      await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET sending_until = NULL WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`).catch(() => {})
+      await primary.execute(endLease()).catch(() => {})
       throw error
     }
   }
@@ -231,8 +234,9 @@ export class Deliverer {
     // Not one transaction: the job is completed (or the batch's position moved) only after
     // all of them, and made again whole if any fails (a duplicate attempt at worst, never a
     // lost one). The usual case, first attempts delivered, in one row.
-    const compact = attempts.filter(a => a.outcome === 'delivered' && a.event.attempt === 1 && a.event.at === attempts[0]!.event.at && a.statusCode !== null && a.durationMs !== null)
-    const rest = compact.length === attempts.length ? [] : attempts.filter(a => !compact.includes(a))
+    const compact: Attempt[] = []
+    const rest: Attempt[] = []
+    for (const a of attempts) (a.outcome === 'delivered' && a.event.attempt === 1 && a.event.at === attempts[0]!.event.at && a.statusCode !== null && a.durationMs !== null ? compact : rest).push(a)
     if (compact.length > 0) await primary.execute(RECORD_DELIVERED(endpointId, now, compact))
     if (rest.length > 0) await primary.execute(RECORD(endpointId, now, rest))
     for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at), ...(lsn !== undefined ? { lsn } : {}) })
