@@ -9,8 +9,10 @@
 //    as many changes a second to each endpoint at once, signed, through undici, with no log,
 //    queue or record (bench/webhook-floor-sender.ts): what the machine has left for the rest.
 // 3. Writers: the bench's write workload (16 writers inserting screens of many jobs) with the
-//    endpoints enabled (every write an event for each) and disabled (the dispatcher idle), in
-//    interleaved rounds; the ratio of the medians.
+//    endpoints enabled (every write an event for each), disabled (the dispatcher idle), and
+//    disabled while the floor sender POSTs as many deliveries a second as the service's
+//    receiver got in the round's "on" (what so many deliveries cost any design on the shared
+//    cores), in interleaved rounds; the ratios of the medians.
 // BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:webhooks [-- --rate 1000 --seconds 20 --endpoints 10 --rounds 3]
 // (BENCH_SERVICE_ENV, bench/servers.ts: settings of the service, as JSON.)
 import { once } from 'node:events'
@@ -164,25 +166,51 @@ try {
   }
   console.log(`floor: ${floor.requests} signed POSTs (${floor.requestsPerSecond.toFixed(0)}/s, ${floor.answered} answered 2xx) while ${floor.changesWritten} changes were written; due to answered p50 ${floor.p50} ms, p95 ${floor.p95} ms; sender ${floor.senderUsPerRequest.toFixed(0)} µs of CPU per request; machine busy ${floor.busyCores?.toFixed(2) ?? '?'} of ${machineAfter?.cores ?? '?'} cores`)
 
-  // 3. Writers with the endpoints enabled and disabled, interleaved.
+  // 3. Writers with the endpoints enabled (on), disabled (off), and disabled while the floor
+  // sender POSTs as many deliveries a second as the service received in the round's "on"
+  // (floor: what telling that many costs any design on these cores), interleaved.
   const screenWrites = { url: db.url, workload: 'insert', jobIds, screenIds: [], connections: 16, seconds: 10 }
-  const runs: Record<'on' | 'off', number[]> = { on: [], off: [] }
-  const databaseUsPerWrite: Record<'on' | 'off', number[]> = { on: [], off: [] }
+  type WriteConfig = 'on' | 'off' | 'floor'
+  const runs: Record<WriteConfig, number[]> = { on: [], off: [], floor: [] }
+  const databaseUsPerWrite: Record<WriteConfig, number[]> = { on: [], off: [], floor: [] }
+  const deliveriesPerSecond: number[] = []
+  const receivedBetween = (from: number, to: number): number => readFileSync(receivedFile, 'utf8').split('\n').filter(line => { const at = Number(line.split('\t')[2]); return at >= from && at < to }).length
   for (let round = 0; round < ROUNDS; round++) {
-    for (const config of (round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) as Array<'on' | 'off'>) {
+    for (const config of (round % 2 === 0 ? ['on', 'floor', 'off'] : ['off', 'on', 'floor']) as WriteConfig[]) {
       for (const id of endpoints) await api('PATCH', `/api/webhook_endpoints/${id}`, { status: config === 'on' ? 'enabled' : 'disabled' })
       await new Promise(resolve => setTimeout(resolve, 2000))
       await vacuum()
       const before: CpuSample | undefined = sampleCpu(service.child.process.pid)
-      const { transactions, seconds } = await child<{ transactions: number, seconds: number }>(`writes, webhooks ${config}`, node.path, WRITES, screenWrites)
+      const started = Date.now()
+      const floorRate = (deliveriesPerSecond.at(-1) ?? 0) / ENDPOINTS
+      const [{ transactions, seconds }] = await Promise.all([
+        child<{ transactions: number, seconds: number }>(`writes, webhooks ${config}`, node.path, WRITES, screenWrites),
+        ...(config === 'floor' ? [child('floor sender', node.path, FLOOR_SENDER, { url: receiverUrl, endpoints: ENDPOINTS, inFlight: 4, rate: floorRate, seconds: screenWrites.seconds })] : []),
+      ])
       const after = sampleCpu(service.child.process.pid)
+      if (config === 'on') {
+        // The receiver writes its lines every 200 ms.
+        const ended = Date.now()
+        await new Promise(resolve => setTimeout(resolve, 500))
+        deliveriesPerSecond.push(receivedBetween(started, ended) / ((ended - started) / 1000))
+      }
       runs[config].push(transactions / seconds)
       if (before !== undefined && after !== undefined) databaseUsPerWrite[config].push(1000 * (after.database - before.database) / transactions)
-      console.log(`writes, webhooks ${config}: ${(transactions / seconds).toFixed(0)} tx/s; PostgreSQL CPU ${databaseUsPerWrite[config].at(-1)?.toFixed(0) ?? '?'} µs per write`)
+      console.log(`writes, webhooks ${config}: ${(transactions / seconds).toFixed(0)} tx/s; PostgreSQL CPU ${databaseUsPerWrite[config].at(-1)?.toFixed(0) ?? '?'} µs per write${config === 'on' ? `; ${deliveriesPerSecond.at(-1)!.toFixed(0)} deliveries received a second` : config === 'floor' ? `; the floor sender at ${(floorRate * ENDPOINTS).toFixed(0)} POSTs a second` : ''}`)
     }
   }
-  const writes = { on: median(runs.on), off: median(runs.off), ratio: median(runs.on) / median(runs.off), runs, databaseUsPerWrite: { on: median(databaseUsPerWrite.on), off: median(databaseUsPerWrite.off) } }
-  console.log(`writes (16 writers inserting screens of many jobs): ${writes.on.toFixed(0)} tx/s with webhooks on, ${writes.off.toFixed(0)} off: ratio ${writes.ratio.toFixed(3)}`)
+  const writes = {
+    on: median(runs.on),
+    off: median(runs.off),
+    floor: median(runs.floor),
+    ratio: median(runs.on) / median(runs.off),
+    ofFloor: median(runs.on) / median(runs.floor),
+    floorRatio: median(runs.floor) / median(runs.off),
+    deliveriesPerSecond: median(deliveriesPerSecond),
+    runs,
+    databaseUsPerWrite: { on: median(databaseUsPerWrite.on), off: median(databaseUsPerWrite.off), floor: median(databaseUsPerWrite.floor) },
+  }
+  console.log(`writes (16 writers inserting screens of many jobs): ${writes.on.toFixed(0)} tx/s with webhooks on, ${writes.off.toFixed(0)} off, ${writes.floor.toFixed(0)} with the floor sender at the deliveries' rate: on ÷ off ${writes.ratio.toFixed(3)}, on ÷ floor ${writes.ofFloor.toFixed(3)}, floor ÷ off ${writes.floorRatio.toFixed(3)}`)
 
   await service.child.stop()
   await receiver.stop()
@@ -208,10 +236,12 @@ try {
     `| floor: due to answered, p50 / p95 | ${floor.p50} / ${floor.p95} ms |`,
     `| floor: sender's CPU per request; machine busy | ${floor.senderUsPerRequest.toFixed(0)} µs; ${floor.busyCores?.toFixed(2) ?? '?'} of ${machineAfter?.cores ?? '?'} cores |`,
     `| writes (16 writers, screens of many jobs), webhooks on / off, medians of ${ROUNDS} | ${writes.on.toFixed(0)} / ${writes.off.toFixed(0)} tx/s: ${writes.ratio.toFixed(3)} |`,
-    `| PostgreSQL CPU per write, webhooks on / off (medians; on: the deliveries' share included) | ${writes.databaseUsPerWrite.on.toFixed(0)} / ${writes.databaseUsPerWrite.off.toFixed(0)} µs |`,
+    `| writes with the endpoints disabled and the floor sender POSTing the deliveries the "on" rounds received (${writes.deliveriesPerSecond.toFixed(0)} a second, median) | ${writes.floor.toFixed(0)} tx/s: floor ÷ off ${writes.floorRatio.toFixed(3)}, on ÷ floor ${writes.ofFloor.toFixed(3)} |`,
+    `| PostgreSQL CPU per write, webhooks on / floor / off (medians; on: the deliveries' share included) | ${writes.databaseUsPerWrite.on.toFixed(0)} / ${writes.databaseUsPerWrite.floor.toFixed(0)} / ${writes.databaseUsPerWrite.off.toFixed(0)} µs |`,
     ...(latency.cpuPerDelivery === undefined ? [] : [`| CPU per delivery (latency run): service / PostgreSQL | ${latency.cpuPerDelivery.serviceUs.toFixed(0)} / ${latency.cpuPerDelivery.databaseUs.toFixed(0)} µs |`]),
     `| rounds, on | ${runs.on.map(r => r.toFixed(0)).join(', ')} |`,
     `| rounds, off | ${runs.off.map(r => r.toFixed(0)).join(', ')} |`,
+    `| rounds, floor | ${runs.floor.map(r => r.toFixed(0)).join(', ')} |`,
     '',
   ].join('\n'))
   console.log(`wrote bench/results/${stamp}-webhooks.md`)
