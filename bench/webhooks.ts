@@ -183,10 +183,12 @@ try {
       const before: CpuSample | undefined = sampleCpu(service.child.process.pid)
       const started = Date.now()
       const floorRate = (deliveriesPerSecond.at(-1) ?? 0) / ENDPOINTS
-      const [{ transactions, seconds }] = await Promise.all([
+      const [{ transactions, seconds }, floorSender] = await Promise.all([
         child<{ transactions: number, seconds: number }>(`writes, webhooks ${config}`, node.path, WRITES, screenWrites),
-        ...(config === 'floor' ? [child('floor sender', node.path, FLOOR_SENDER, { url: receiverUrl, endpoints: ENDPOINTS, inFlight: 4, rate: floorRate, seconds: screenWrites.seconds })] : []),
+        config === 'floor' ? child<{ requests: number, answered: number }>('floor sender', node.path, FLOOR_SENDER, { url: receiverUrl, endpoints: ENDPOINTS, inFlight: 4, rate: floorRate, seconds: screenWrites.seconds }) : undefined,
       ])
+      // A floor whose POSTs failed would have cost the writers less than the deliveries it stands for.
+      if (floorSender !== undefined && floorSender.answered !== floorSender.requests) throw new Error(`floor sender: ${floorSender.answered} of ${floorSender.requests} POSTs answered 2xx`)
       const after = sampleCpu(service.child.process.pid)
       if (config === 'on') {
         // The receiver writes its lines every 200 ms.
