@@ -4,9 +4,9 @@ import type { Prisma } from '../db/database.js'
 import { clientReader } from '../db/rows.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../jobs/sync/history.js'
-import { syncPage, type SyncPage } from '../jobs/sync/page.js'
+import { changesPage, type ChangesPage } from '../jobs/sync/page.js'
 import { quietSince } from '../jobs/sync/quiet.js'
-import { bounded, intersect, parseSnapshot, snapshotText, type Snapshot } from '../jobs/sync/snapshot.js'
+import { bounded, intersect, parseSnapshot, snapshotText } from '../jobs/sync/snapshot.js'
 import type { DeliveryEndpoint } from './delivery-endpoint.js'
 import { changeEventId, resetEventId, type WebhookEvent } from './events.js'
 import { readPosition, storedPosition, type EndpointPosition } from './position.js'
@@ -31,7 +31,8 @@ const CHANGES_PER_RUN = 5000
 const EVENTS_PER_RUN = 10_000
 /** Runs of this process: where the next starts in the list of groups. */
 let runs = 0
-const PAGE = 100
+/** Changes a group reads at least in a run, however many endpoints it tells. */
+const LEAST_PER_GROUP = 100
 
 export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number, batches: Batch[] }
 
@@ -71,7 +72,7 @@ function readable (endpoint: Endpoint, now: Date): { jobs: boolean, analytics: b
 }
 
 /** The point a page's statement saw: where a position starts over. */
-const pointOf = (page: SyncPage, allowed: { jobs: boolean, analytics: boolean }): EndpointPosition => ({
+const pointOf = (page: ChangesPage, allowed: { jobs: boolean, analytics: boolean }): EndpointPosition => ({
   since: bounded(parseSnapshot(page.snapshot)!),
   generation: page.generation,
   history: historyId(page.history),
@@ -82,32 +83,22 @@ const pointOf = (page: SyncPage, allowed: { jobs: boolean, analytics: boolean })
 type Tx = PrismaNamespace.TransactionClient
 
 /**
- * Reads what changed since `position` for one organization (pages of the change log, in its
- * order) and where the position goes next: the intersection of what the pages saw, or, cut
- * short, where the next run resumes. `reset`: the position can no longer be answered exactly
- * (expired, another database history, or the key may now read what earlier runs skipped).
+ * Reads what changed since `position` for one organization (at most `most` changes: one page
+ * of the change log, in its order) and where the position goes next: the intersection of what
+ * this page and the earlier ones of a position cut short saw, or, cut short again, where the
+ * next run resumes. `reset`: the position can no longer be answered exactly (expired, another
+ * database history, or the key may now read what earlier runs skipped).
  */
-async function readChanges (tx: Tx, organizationId: string, position: EndpointPosition, allowed: { jobs: boolean, analytics: boolean }, most: number): Promise<{ changes: SyncPage['changes'], next: EndpointPosition, reset: boolean }> {
-  const reader = clientReader(tx)
-  const since = { seen: position.since, generation: position.generation }
-  let after = position.resume?.after
-  let seen: Snapshot | undefined = position.resume?.seen
-  const changes: SyncPage['changes'] = []
-  for (;;) {
-    const page = await syncPage(reader, organizationId, { since, limit: PAGE, analytics: allowed.analytics, ...(after !== undefined ? { after } : {}) })
-    const here = parseSnapshot(page.snapshot)!
-    const skippedBefore = (allowed.analytics && !position.analytics) || (allowed.jobs && !position.jobs)
-    if (page.expired || historyId(page.history) !== position.history || skippedBefore) return { changes: [], next: pointOf(page, allowed), reset: true }
-    changes.push(...page.changes)
-    seen = seen === undefined ? here : intersect(seen, here)
-    if (page.nextAfter === undefined) {
-      return { changes, next: { since: bounded(seen), generation: position.generation, history: position.history, analytics: position.analytics && allowed.analytics, jobs: position.jobs && allowed.jobs }, reset: false }
-    }
-    after = page.nextAfter
-    if (changes.length >= most) {
-      return { changes, next: { ...position, analytics: position.analytics && allowed.analytics, jobs: position.jobs && allowed.jobs, resume: { after, seen } }, reset: false }
-    }
-  }
+async function readChanges (tx: Tx, organizationId: string, position: EndpointPosition, allowed: { jobs: boolean, analytics: boolean }, most: number): Promise<{ changes: ChangesPage['changes'], next: EndpointPosition, reset: boolean }> {
+  const after = position.resume?.after
+  const page = await changesPage(clientReader(tx), organizationId, { since: { seen: position.since, generation: position.generation }, limit: most, analytics: allowed.analytics, ...(after !== undefined ? { after } : {}) })
+  const here = parseSnapshot(page.snapshot)!
+  const skippedBefore = (allowed.analytics && !position.analytics) || (allowed.jobs && !position.jobs)
+  if (page.expired || historyId(page.history) !== position.history || skippedBefore) return { changes: [], next: pointOf(page, allowed), reset: true }
+  const seen = position.resume === undefined ? here : intersect(position.resume.seen, here)
+  const told = { analytics: position.analytics && allowed.analytics, jobs: position.jobs && allowed.jobs }
+  if (page.nextAfter === undefined) return { changes: page.changes, next: { since: bounded(seen), generation: position.generation, history: position.history, ...told }, reset: false }
+  return { changes: page.changes, next: { ...position, ...told, resume: { after: page.nextAfter, seen } }, reset: false }
 }
 
 interface Group { organizationId: string, position: EndpointPosition | undefined, allowed: { jobs: boolean, analytics: boolean }, endpoints: Endpoint[] }
@@ -204,7 +195,7 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
       if (still !== undefined) { readGroups.push({ group, changes: [], next: still, reset: false }); continue }
       // A position that cannot be read (edited by hand) starts over like an expired one.
       const start = group.position ?? { since: { xmin: 1n, xmax: 1n, xip: [] }, generation: -1, history: '', analytics: true, jobs: true }
-      const most = Math.min(CHANGES_PER_RUN, Math.max(PAGE, Math.floor(EVENTS_PER_RUN / group.endpoints.length)))
+      const most = Math.min(CHANGES_PER_RUN, Math.max(LEAST_PER_GROUP, Math.floor(EVENTS_PER_RUN / group.endpoints.length)))
       const changed = await readChanges(tx, group.organizationId, start, group.allowed, most)
       read += changed.changes.length * group.endpoints.length
       readGroups.push({ group, ...changed })
@@ -221,7 +212,7 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
         } else if (group.allowed.jobs) {
           // One event per job: sent after every change this snapshot shows, it tells them all
           // (the partner reads the job then); named after the job's last change read.
-          const last = new Map<string, SyncPage['changes'][number]>()
+          const last = new Map<string, ChangesPage['changes'][number]>()
           for (const change of changes) { last.delete(change.jobId); last.set(change.jobId, change) }
           for (const change of last.values()) {
             const type = change.present ? 'job.updated' : 'job.deleted'

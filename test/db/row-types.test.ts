@@ -10,7 +10,7 @@ import { analyticsVersion, jobAnalytics } from '../../src/jobs/analytics/read.js
 import { findJob } from '../../src/jobs/job/find.js'
 import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
-import { syncPage } from '../../src/jobs/sync/page.js'
+import { changesPage, syncPage } from '../../src/jobs/sync/page.js'
 import { quietSince } from '../../src/jobs/sync/quiet.js'
 import { deliveryEndpoint } from '../../src/webhooks/delivery-endpoint.js'
 import { zoneRules } from '../../src/zones/rules.js'
@@ -45,6 +45,8 @@ await capture('listJobs, by status', async r => await listJobs(r, ORG, { limit: 
 await capture('listJobs, a later page', async r => await listJobs(r, ORG, { limit: 20, after: { createdAt: new Date(), id: JOB } }))
 await capture('syncPage', async r => await syncPage(r, ORG, { since, limit: 10, analytics: true }))
 await capture('syncPage, without analytics, from a cursor', async r => await syncPage(r, ORG, { since, limit: 10, analytics: false, after: { xid: '7', jobId: JOB } }))
+await capture('changesPage', async r => await changesPage(r, ORG, { since, limit: 10, analytics: true }))
+await capture('changesPage, without analytics, from a cursor', async r => await changesPage(r, ORG, { since, limit: 10, analytics: false, after: { xid: '7', jobId: JOB } }))
 await capture('quietSince', async r => await quietSince(r, [{ organizationId: ORG, since: since.seen }]))
 await capture('jobAnalytics', async r => await jobAnalytics(r, ORG, JOB, { rules, screensReadMax: 500 }))
 await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))

@@ -261,6 +261,23 @@ t.test('a slow endpoint does not delay another endpoint\'s deliveries', async t 
   t.ok(quickDone < slowFirstAnswered, `while the slow one had not answered its first delivery yet (${slowFirstAnswered - quickDone} ms before)`)
 })
 
+t.test('a backlog larger than a run reads (5,001 jobs made in one transaction): read over two runs, the second from where the first stopped, every job told', async t => {
+  const tenant = await createTenant(prisma)
+  const receiver = await receiverFor(t)
+  const { id: endpointId, secret } = await makeEndpoint(app, tenant, receiver.url)
+  receiver.secrets.push(secret)
+  const made = await prisma.$queryRaw<Array<{ id: string }>>`
+    INSERT INTO jobs (organization_id, user_id, title, company_name, description, slug, share_token)
+    SELECT ${tenant.organizationId}::uuid, ${tenant.userId}::uuid, 'Backlog ' || n, 'C', 'D', 'backlog-' || gen_random_uuid(), md5(n::text || random()) || md5(random()::text)
+    FROM generate_series(1, 5001) n RETURNING id::text AS id`
+  t.ok(await receiver.until(r => new Set(r.map(x => x.jobId)).size >= made.length, 60_000), `every one of the ${made.length} jobs told`)
+  const told = jobsOf(receiver, 'job.updated')
+  t.ok(made.every(j => told.has(j.id)), 'as job.updated')
+  t.ok(receiver.received.every(r => r.verified), 'signed')
+  const batches = await prisma.webhookDeliveryBatch.findMany({ where: { endpointId }, select: { eventIds: true } })
+  t.ok(batches.length >= 2 && batches.every(b => b.eventIds.length <= 5000), `in batches of at most 5,000 events (${batches.map(b => b.eventIds.length).join(', ')})`)
+})
+
 t.test('a change to a job while its endpoint\'s batch is being sent is told by the next batch, once for both: sent after both', async t => {
   const tenant = await createTenant(prisma)
   const receiver = await receiverFor(t)

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { ReadElsewhere } from '../../db/errors.js'
 import { OrNull, OrNullColumns } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
@@ -10,12 +10,8 @@ import { bounded, MAX_IN_PROGRESS, snapshotText, type Snapshot } from './snapsho
 /** Where a sync is in the change log: the last entry (transaction, job) a page answered. */
 export interface ChangePosition { xid: string, jobId: string }
 
-/** A sync page, with what its statement could see (StatementPoint). */
-export interface SyncPage extends StatementPoint {
-  /** Jobs changed since the token and still the organization's, in the log's order. */
-  jobs: JobWithStats[]
-  /** Jobs changed since the token and no longer the organization's. */
-  deletedIds: string[]
+/** A page of the change log's entries, with what its statement could see (StatementPoint). */
+export interface ChangesPage extends StatementPoint {
   /**
    * Every job of the page, in the log's order, with its latest entry's transaction on the page
    * and whether it is still the organization's: a webhook event's identity (src/webhooks/).
@@ -32,8 +28,18 @@ export interface SyncPage extends StatementPoint {
   history: string
 }
 
-/** A sync page's row: a job changed (null columns: gone from the organization), and the page's facts. */
-const SyncPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.Object({
+/** A sync page: a ChangesPage with the jobs themselves. */
+export interface SyncPage extends ChangesPage {
+  /** Jobs changed since the token and still the organization's, in the log's order. */
+  jobs: JobWithStats[]
+  /** Jobs changed since the token and no longer the organization's. */
+  deletedIds: string[]
+}
+
+interface PageOptions { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition, analytics: boolean }
+
+/** What every page's row carries: its first entry's place and the page's facts. */
+const PageFactsColumns = {
   changedId: OrNull(Type.String()),
   changedXid: OrNull(Type.String()),
   first: OrNull(Type.Integer()),
@@ -44,7 +50,14 @@ const SyncPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.O
   ahead: Type.Boolean(),
   onStandby: Type.Boolean(),
   ...StatementPointColumns,
-})])
+}
+
+/** A sync page's row: a job changed (null columns: gone from the organization), and the page's facts. */
+const SyncPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.Object(PageFactsColumns)])
+
+/** A changes page's row: a job changed and whether it is still the organization's, and the page's facts. */
+const ChangesPageRow = Type.Object({ ...PageFactsColumns, present: OrNull(Type.Boolean()) })
+type PageFacts = Omit<Static<typeof ChangesPageRow>, 'present'>
 
 /**
  * The token saw transactions this standby has not replayed: whether the database went back
@@ -59,7 +72,7 @@ export class TokenAheadOfReplica extends ReadElsewhere {
 const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-000000000000' }
 
 /**
- * One page of the jobs changed since `since` (a snapshot: a change is after it when its
+ * The statement of one page of the jobs changed since `since` (a snapshot: a change is after it when its
  * transaction is not visible in it), in the order of the change log's entries (transaction,
  * job) after `after`: from the change log (job_changes) and the screens' deltas not folded
  * into it yet, which the fold moves into the log in one commit, with the same transaction and
@@ -77,8 +90,11 @@ const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-00
  * their own), so a page never reads the entries visible in the token that lie between its
  * xmin and xmax, nor those of earlier pages. The unfolded deltas and pending changes of every
  * organization are read whole (few: the fold runs every second).
+ *
+ * Its rows: `rowsOf` the page's jobs (`changed`: job_id, its first place on the page and its
+ * last transaction there), each joined to the page's facts (one row of facts alone when none).
  */
-export async function syncPage (reader: SqlReader, organizationId: string, options: { since: { seen: Snapshot, generation: number }, limit: number, after?: ChangePosition, analytics: boolean }): Promise<SyncPage> {
+function pageStatement (organizationId: string, options: PageOptions, rowsOf: (changed: PrismaSql.Sql, org: PrismaSql.Sql) => PrismaSql.Sql): PrismaSql.Sql {
   const limit = pageSize(options.limit)
   const seen = bounded(options.since.seen)
   const after = options.after ?? LOG_START
@@ -97,7 +113,7 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
       ORDER BY c.xid, c.job_id LIMIT ${take})`
   // Always MAX_IN_PROGRESS of them (null: none), so that the statement's text is one.
   const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
-  const rows = await reader.rows(SyncPageRow, PrismaSql.sql`
+  return PrismaSql.sql`
     WITH
     -- Every organization's, filtered first: the deltas and the pending changes not folded yet
     -- are few (the fold runs every second), the organization's jobs may be many.
@@ -136,24 +152,49 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
       FROM (${SYNC_POINT(true)}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
-      ${jobsWithStats(
-        PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, p.last_xid, jobs.* FROM (SELECT job_id, min(place)::int AS first, max(xid)::text AS last_xid FROM page WHERE place <= ${limit} GROUP BY job_id) p
-                       LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
-        PrismaSql.sql`, j.changed_id AS "changedId", j.first, j.last_xid AS "changedXid"`
-      )}
+      ${rowsOf(PrismaSql.sql`(SELECT job_id, min(place)::int AS first, max(xid)::text AS last_xid FROM page WHERE place <= ${limit} GROUP BY job_id)`, org)}
     ) r ON true
-    ORDER BY r.first`)
-  const meta = rows[0]!
+    ORDER BY r.first`
+}
+
+/** A page's facts (its first row's), as a ChangesPage without its changes. */
+function pageFacts (meta: PageFacts, options: PageOptions): Omit<ChangesPage, 'changes'> {
   if (meta.ahead && meta.onStandby) throw new TokenAheadOfReplica()
-  const listed = rows.filter(row => row.changedId !== null)
   return {
-    jobs: listed.filter(row => row.id !== null).map(row => withStats(row as JobWithStatsRow)),
-    deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
-    changes: listed.map(row => ({ jobId: row.changedId!, xid: row.changedXid!, present: row.id !== null })),
     nextAfter: meta.hasMore && meta.nextXid !== null && meta.nextJob !== null ? { xid: meta.nextXid, jobId: meta.nextJob } : undefined,
     snapshot: meta.snapshot,
     generation: meta.generation,
     expired: meta.prunedPast || meta.ahead || meta.generation !== options.since.generation,
     history: meta.history!,
   }
+}
+
+/** One page of the jobs changed since `since` after `after`, with their counts (pageStatement). */
+export async function syncPage (reader: SqlReader, organizationId: string, options: PageOptions): Promise<SyncPage> {
+  const rows = await reader.rows(SyncPageRow, pageStatement(organizationId, options, (changed, org) => jobsWithStats(
+    PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, p.last_xid, jobs.* FROM ${changed} p LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
+    PrismaSql.sql`, j.changed_id AS "changedId", j.first, j.last_xid AS "changedXid"`
+  )))
+  const listed = rows.filter(row => row.changedId !== null)
+  return {
+    ...pageFacts(rows[0]!, options),
+    jobs: listed.filter(row => row.id !== null).map(row => withStats(row as JobWithStatsRow)),
+    deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
+    changes: listed.map(row => ({ jobId: row.changedId!, xid: row.changedXid!, present: row.id !== null })),
+  }
+}
+
+/**
+ * One page of the jobs changed since `since` after `after`, without their counts: what a
+ * webhook event names (src/webhooks/dispatch.ts). Its jobs cost an index probe each, not
+ * their summaries, so a dispatcher reads a run's changes in one page of up to thousands
+ * (a few texts: one per limit it uses), reading the unfolded deltas once, not once per 100.
+ */
+export async function changesPage (reader: SqlReader, organizationId: string, options: PageOptions): Promise<ChangesPage> {
+  const rows = await reader.rows(ChangesPageRow, pageStatement(organizationId, options, (changed, org) => PrismaSql.sql`
+    SELECT p.job_id::text AS "changedId", p.first, p.last_xid AS "changedXid",
+           EXISTS (SELECT FROM jobs WHERE jobs.id = p.job_id AND jobs.organization_id = ${org}) AS present
+    FROM ${changed} p`))
+  const listed = rows.filter(row => row.changedId !== null)
+  return { ...pageFacts(rows[0]!, options), changes: listed.map(row => ({ jobId: row.changedId!, xid: row.changedXid!, present: row.present === true })) }
 }
