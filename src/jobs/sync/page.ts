@@ -28,8 +28,8 @@ export interface ChangesPage extends StatementPoint {
   history: string
 }
 
-/** A sync page: a ChangesPage with the jobs themselves. */
-export interface SyncPage extends ChangesPage {
+/** A sync page: the page's facts and its jobs themselves (not the entries a webhook names). */
+export interface SyncPage extends Omit<ChangesPage, 'changes'> {
   /** Jobs changed since the token and still the organization's, in the log's order. */
   jobs: JobWithStats[]
   /** Jobs changed since the token and no longer the organization's. */
@@ -180,7 +180,6 @@ export async function syncPage (reader: SqlReader, organizationId: string, optio
     ...pageFacts(rows[0]!, options),
     jobs: listed.filter(row => row.id !== null).map(row => withStats(row as JobWithStatsRow)),
     deletedIds: listed.filter(row => row.id === null).map(row => row.changedId!),
-    changes: listed.map(row => ({ jobId: row.changedId!, xid: row.changedXid!, present: row.id !== null })),
   }
 }
 

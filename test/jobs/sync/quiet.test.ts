@@ -1,7 +1,7 @@
 import t from 'tap'
 import { foldScreenStats } from '../../../src/admin/screen-stats.js'
 import { clientReader } from '../../../src/db/rows.js'
-import { syncPage } from '../../../src/jobs/sync/page.js'
+import { changesPage } from '../../../src/jobs/sync/page.js'
 import { SYNC_POINT } from '../../../src/jobs/sync/point.js'
 import { quietSince } from '../../../src/jobs/sync/quiet.js'
 import { bounded, parseSnapshot, type Snapshot } from '../../../src/jobs/sync/snapshot.js'
@@ -10,7 +10,7 @@ import { buildTestApp } from '../../helpers/app.js'
 
 // quietSince (the dispatcher's check before it reads a page per organization) must never call
 // a position quiet that a sync page from it would report a change to, or find expired: it is
-// checked here against syncPage itself, after each kind of write the log knows. The app never
+// checked here against the dispatcher's page itself (changesPage, the sync page's statement), after each kind of write the log knows. The app never
 // folds by itself (the test does: an unfolded delta and a pending change are cases of their own).
 // The organization never written is the check that quietSince does say quiet.
 const { prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', SYNC_PRUNE_INTERVAL_MS: '0' } })
@@ -24,11 +24,11 @@ const pointNow = async (): Promise<Point> => {
   const [row] = await prisma.$queryRaw<Array<{ snapshot: string, generation: number }>>(SYNC_POINT(false))
   return { since: bounded(parseSnapshot(row!.snapshot)!), generation: row!.generation }
 }
-/** What quietSince says of each organization from `point`, beside what a sync page from it finds. */
+/** What quietSince says of each organization from `point`, beside what a page from it finds. */
 const both = async (point: Point): Promise<Array<{ quiet: boolean, pageEmpty: boolean }>> => {
   const { quiet } = await quietSince(reader, [acme, other].map(o => ({ organizationId: o.organizationId, since: point.since })))
   return await Promise.all([acme, other].map(async (o, i) => {
-    const page = await syncPage(reader, o.organizationId, { since: { seen: point.since, generation: point.generation }, limit: 100, analytics: true })
+    const page = await changesPage(reader, o.organizationId, { since: { seen: point.since, generation: point.generation }, limit: 100, analytics: true })
     return { quiet: quiet[i]!, pageEmpty: page.changes.length === 0 && !page.expired }
   }))
 }
@@ -64,7 +64,7 @@ t.test('a position ahead of the database, or of another generation, is not quiet
   const ahead = { xmin: now.since.xmax + 1000n, xmax: now.since.xmax + 1000n, xip: [] }
   const { quiet } = await quietSince(reader, [{ organizationId: other.organizationId, since: ahead }])
   t.same(quiet, [false], 'ahead: the database went back')
-  const page = await syncPage(reader, other.organizationId, { since: { seen: ahead, generation: now.generation }, limit: 100, analytics: true })
+  const page = await changesPage(reader, other.organizationId, { since: { seen: ahead, generation: now.generation }, limit: 100, analytics: true })
   t.equal(page.expired, true, 'as a page finds it expired')
   const found = await quietSince(reader, [{ organizationId: other.organizationId, since: now.since }])
   t.equal(found.generation, now.generation, 'the generation, for the caller to compare')
