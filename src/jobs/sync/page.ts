@@ -10,13 +10,8 @@ import { bounded, MAX_IN_PROGRESS, snapshotText, type Snapshot } from './snapsho
 /** Where a sync is in the change log: the last entry (transaction, job) a page answered. */
 export interface ChangePosition { xid: string, jobId: string }
 
-/** A page of the change log's entries, with what its statement could see (StatementPoint). */
-export interface ChangesPage extends StatementPoint {
-  /**
-   * Every job of the page, in the log's order, with its latest entry's transaction on the page
-   * and whether it is still the organization's: a webhook event's identity (src/webhooks/).
-   */
-  changes: Array<{ jobId: string, xid: string, present: boolean }>
+/** What every page of the change log says beside its entries, with what its statement could see. */
+export interface LogPage extends StatementPoint {
   /** The position of the page's last entry, when there are more. */
   nextAfter: ChangePosition | undefined
   /**
@@ -28,8 +23,17 @@ export interface ChangesPage extends StatementPoint {
   history: string
 }
 
-/** A sync page: the page's facts and its jobs themselves (not the entries a webhook names). */
-export interface SyncPage extends Omit<ChangesPage, 'changes'> {
+/** A page of the change log's entries, as a webhook names them. */
+export interface ChangesPage extends LogPage {
+  /**
+   * Every job of the page, in the log's order, with its latest entry's transaction on the page
+   * and whether it is still the organization's: a webhook event's identity (src/webhooks/).
+   */
+  changes: Array<{ jobId: string, xid: string, present: boolean }>
+}
+
+/** A sync page: its jobs themselves. */
+export interface SyncPage extends LogPage {
   /** Jobs changed since the token and still the organization's, in the log's order. */
   jobs: JobWithStats[]
   /** Jobs changed since the token and no longer the organization's. */
@@ -157,8 +161,8 @@ function pageStatement (organizationId: string, options: PageOptions, rowsOf: (c
     ORDER BY r.first`
 }
 
-/** A page's facts (its first row's), as a ChangesPage without its changes. */
-function pageFacts (meta: PageFacts, options: PageOptions): Omit<ChangesPage, 'changes'> {
+/** A page's facts, from its first row. */
+function pageFacts (meta: PageFacts, options: PageOptions): LogPage {
   if (meta.ahead && meta.onStandby) throw new TokenAheadOfReplica()
   return {
     nextAfter: meta.hasMore && meta.nextXid !== null && meta.nextJob !== null ? { xid: meta.nextXid, jobId: meta.nextJob } : undefined,

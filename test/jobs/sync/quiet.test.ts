@@ -10,8 +10,9 @@ import { buildTestApp } from '../../helpers/app.js'
 
 // quietSince (the dispatcher's check before it reads a page per organization) must never call
 // a position quiet that a sync page from it would report a change to, or find expired: it is
-// checked here against the dispatcher's page itself (changesPage, the sync page's statement), after each kind of write the log knows. The app never
-// folds by itself (the test does: an unfolded delta and a pending change are cases of their own).
+// checked here against the dispatcher's page itself (changesPage, the sync page's statement),
+// after each kind of write the log knows. The app never folds by itself (the test does: an
+// unfolded delta and a pending change are cases of their own).
 // The organization never written is the check that quietSince does say quiet.
 const { prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', SYNC_PRUNE_INTERVAL_MS: '0' } })
 const reader = clientReader(prisma)
