@@ -7,11 +7,15 @@
 # difference between the last two is the fold's share (docs/summaries-design.md).
 #   BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres bash bench/fold-cost.sh
 # Needs pgbench and psql (PostgreSQL's client tools). ROUNDS, SECONDS_EACH, CLIENTS to change.
+# CONFIGS adds two controls to 'floor trigger trigger+fold': `nolock`, the fold without its lock
+# on the jobs (a copy of it; unsafe beside deletions, a measurement only), and `burn`, a backend
+# spinning as long each second as the round's last fold took (its CPU, nothing else).
 set -euo pipefail
 : "${BENCH_DATABASE_URL:?a PostgreSQL server on which to make a throwaway database, for example postgresql://postgres@127.0.0.1:5432/postgres}"
 ROUNDS=${ROUNDS:-3}
 SECONDS_EACH=${SECONDS_EACH:-5}
 CLIENTS=${CLIENTS:-2}
+CONFIGS=${CONFIGS:-floor trigger trigger+fold}
 cd "$(dirname "$0")/.."
 
 db="bench_fold_$(date +%Y%m%d%H%M%S)_$$"
@@ -43,6 +47,14 @@ FROM generate_series(1, 100000) g, LATERAL (SELECT now() - interval '1 day' - ra
 SELECT fold_screen_summary_deltas(100000);
 SQL
 sql -f bench/write-floor.sql
+# The two controls' functions (used only when CONFIGS names them).
+psql "$url" -qAtc "SELECT pg_get_functiondef('fold_screen_summary_deltas(integer)'::regprocedure)" \
+  | sed -e 's/public\.fold_screen_summary_deltas/public.bench_fold_without_lock/' -e 's/ FOR KEY SHARE OF j SKIP LOCKED//' | sql
+sql <<'SQL'
+CREATE FUNCTION bench_burn(ms numeric) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp();
+BEGIN WHILE clock_timestamp() - t < ms * interval '1 ms' LOOP END LOOP; END $$;
+SQL
 
 # The main bench's two statements (bench/writer.ts): a completed screen in the last week, a score.
 cat > "$work/insert.sql" <<'EOF'
@@ -57,13 +69,23 @@ cat > "$work/update.sql" <<'EOF'
 UPDATE screens SET score = :s / 10.0 WHERE id = ('00000000-0000-4000-a000-' || lpad(:g::text, 12, '0'))::uuid;
 EOF
 
-# Folds every second until told to stop, its last fold finished (a stop file, not a signal).
-folding () { while [ ! -e "$work/stop" ]; do psql "$url" -qAtc 'SELECT fold_screen_summary_deltas(20000)' > /dev/null; sleep 1; done; }
+# Calls $1 every second until told to stop, its last call finished (a stop file, not a
+# signal), each call's milliseconds appended to $work/ms.
+folding () {
+  : > "$work/ms"
+  while [ ! -e "$work/stop" ]; do
+    printf '%s\n' 'SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset' "SELECT $1;" \
+      'SELECT round((extract(epoch FROM clock_timestamp()) - :t0) * 1000);' | psql "$url" -qAt | tail -1 >> "$work/ms"
+    sleep 1
+  done
+}
+median_of () { sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+fold_ms=100
 
 results="$work/results"
 for round in $(seq "$ROUNDS"); do
   for workload in insert update; do
-    for config in floor trigger 'trigger+fold'; do
+    for config in $CONFIGS; do
       # Each measurement starts from the same state: nothing left to fold, no dead rows.
       sql -c 'SELECT fold_screen_summary_deltas(100000)' -c 'DELETE FROM bench_write_floor' > /dev/null
       sql -c 'VACUUM screens, screen_summary_deltas, bench_write_floor, job_changes, job_screen_stats, job_completion_segments, job_completion_boundaries'
@@ -72,11 +94,21 @@ for round in $(seq "$ROUNDS"); do
       else
         sql -c 'ALTER TABLE screens ENABLE TRIGGER USER; ALTER TABLE screens DISABLE TRIGGER bench_write_floor'
       fi
-      if [ "$config" = 'trigger+fold' ]; then rm -f "$work/stop"; folding & fold_pid=$!; fi
+      rm -f "$work/stop" "$work/ms"
+      case "$config" in
+        trigger+fold) folding 'fold_screen_summary_deltas(20000)' & fold_pid=$! ;;
+        nolock) folding 'bench_fold_without_lock(20000)' & fold_pid=$! ;;
+        burn) folding "bench_burn($fold_ms)" & fold_pid=$! ;;
+      esac
       tps=$(PGOPTIONS='-c synchronous_commit=off' pgbench "$url" -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_EACH" -M prepared -f "$work/$workload.sql" 2>/dev/null \
         | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
-      if [ -n "$fold_pid" ]; then touch "$work/stop"; wait "$fold_pid" || true; fold_pid=; fi
-      printf '  [%s/%s] %-7s %-13s %8.0f tx/s\n' "$round" "$ROUNDS" "$workload" "$config" "$tps"
+      calls=
+      if [ -n "$fold_pid" ]; then
+        touch "$work/stop"; wait "$fold_pid" || true; fold_pid=
+        ms=$(median_of < "$work/ms"); calls=$(printf '(%s calls, median %s ms)' "$(wc -l < "$work/ms")" "$ms")
+        [ "$config" = trigger+fold ] && fold_ms=$ms
+      fi
+      printf '  [%s/%s] %-7s %-13s %8.0f tx/s %s\n' "$round" "$ROUNDS" "$workload" "$config" "$tps" "$calls"
       echo "$workload $config $tps" >> "$results"
     done
   done
@@ -84,8 +116,9 @@ done
 
 echo "medians over $ROUNDS round(s) of $SECONDS_EACH s, $CLIENTS pgbench clients, synchronous_commit off:"
 for workload in insert update; do
-  median () { grep "^$workload $1 " "$results" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
-  floor=$(median floor); trigger=$(median trigger); folded=$(median 'trigger+fold')
-  awk -v w="$workload" -v f="$floor" -v t="$trigger" -v tf="$folded" \
-    'BEGIN { printf "  %-7s floor %6.0f tx/s, trigger %6.0f (%.2f of the floor), trigger and fold %6.0f (%.2f)\n", w, f, t, t / f, tf, tf / f }'
+  median () { grep "^$workload $1 " "$results" | awk '{print $3}' | median_of; }
+  floor=$(median floor)
+  for config in $CONFIGS; do
+    awk -v w="$workload" -v c="$config" -v f="$floor" -v m="$(median "$config")" 'BEGIN { printf "  %-7s %-13s %6.0f tx/s, %.2f of the floor\n", w, c, m, m / f }'
+  done
 done
