@@ -1,4 +1,5 @@
 import dns from 'node:dns'
+import { EventEmitter } from 'node:events'
 import net from 'node:net'
 import ipaddr from 'ipaddr.js'
 import { Agent, request } from 'undici'
@@ -25,6 +26,11 @@ const RESOLVE_TIMEOUT_MS = 3000
 /** A kept-alive connection to an endpoint unused this long is closed (sooner when the endpoint's Keep-Alive header asks). */
 const IDLE_SOCKET_MS = 60_000
 const USER_AGENT = 'screening-read-api-webhooks/1 (+https://www.standardwebhooks.com/)'
+/** URLs whose parse and literal address's check are kept (an instance's endpoints'): past it, the cache starts over. */
+const MAX_TARGETS = 10_000
+
+/** An endpoint's URL as a request needs it: parsed, and why it is refused before any lookup (a scheme, a literal address), if it is. */
+type Target = { url: URL, refused?: undefined } | { url?: undefined, refused: string }
 
 /** A connection refused by the guard, before any was opened. */
 class AddressRefused extends Error {
@@ -35,6 +41,7 @@ class AddressRefused extends Error {
 export class EgressGuard {
   private readonly networks: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>
   private readonly agents: Record<'http:' | 'https:', Agent>
+  private readonly targets = new Map<string, Target>()
 
   /** `allowedNetworks`: CIDRs allowed although not public, over http too. `lookup`: the resolver (tests pass a stub). */
   constructor (allowedNetworks: string[], private readonly lookup: Lookup = dns.lookup) {
@@ -109,22 +116,23 @@ export class EgressGuard {
   async post (raw: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
     const started = performance.now()
     const elapsed = (): number => Math.round(performance.now() - started)
-    let url: URL
-    try { url = new URL(raw) } catch { return { error: 'not a URL', durationMs: 0 } }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: `scheme ${url.protocol} refused`, durationMs: 0 }
-    // A literal address is dialled without a lookup: checked here.
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-    if (net.isIP(host) !== 0 && this.addressRefusal(host, url.protocol) !== undefined) return { error: new AddressRefused(host).message, durationMs: elapsed() }
-    // One timer for the whole attempt (connect, headers, body), aborting it.
-    const abort = new AbortController()
-    const timer = setTimeout(() => { abort.abort(Object.assign(new Error('timeout'), { name: 'TimeoutError' })) }, timeoutMs)
+    const { url, refused } = this.target(raw)
+    if (refused !== undefined) return { error: refused, durationMs: elapsed() }
+    // One timer for the whole attempt (connect, headers, body), aborting it. An EventEmitter,
+    // which undici takes as a signal: an AbortSignal's listeners cost more CPU per request.
+    const abort = Object.assign(new EventEmitter(), { aborted: false, reason: undefined as Error | undefined })
+    const timer = setTimeout(() => {
+      abort.aborted = true
+      abort.reason = Object.assign(new Error('timeout'), { name: 'TimeoutError' })
+      abort.emit('abort')
+    }, timeoutMs)
     try {
       const response = await request(url, {
         method: 'POST',
-        dispatcher: this.agents[url.protocol],
+        dispatcher: this.agents[url.protocol as 'http:' | 'https:'],
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
-        signal: abort.signal,
+        signal: abort,
       })
       const retryAfterMs = retryAfter(single(response.headers['retry-after']))
       const result = { status: response.statusCode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) }
@@ -136,6 +144,26 @@ export class EgressGuard {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /** `raw` parsed, with what refuses it before any lookup, once per URL: every event to an endpoint goes to its one URL. */
+  private target (raw: string): Target {
+    const known = this.targets.get(raw)
+    if (known !== undefined) return known
+    if (this.targets.size >= MAX_TARGETS) this.targets.clear()
+    const target = this.parseTarget(raw)
+    this.targets.set(raw, target)
+    return target
+  }
+
+  private parseTarget (raw: string): Target {
+    let url: URL
+    try { url = new URL(raw) } catch { return { refused: 'not a URL' } }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return { refused: `scheme ${url.protocol} refused` }
+    // A literal address is dialled without a lookup: checked here.
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    if (net.isIP(host) !== 0 && this.addressRefusal(host, url.protocol) !== undefined) return { refused: new AddressRefused(host).message }
+    return { url }
   }
 
   close (): void {
