@@ -26,11 +26,11 @@ const guard = new EgressGuard(['127.0.0.1/32'])
 const bare = new Agent({ connections: IN_FLIGHT })
 
 /** The same event, signed the same way, for either sender. */
-function signed (): { id: string, body: string, headers: Record<string, string> } {
+function signed (): { body: string, headers: Record<string, string> } {
   const event = { id: `msg_${randomUUID()}`, type: 'job.updated' as const, subject: randomUUID(), at: new Date().toISOString(), attempt: 1 }
   const body = eventBody(event)
   const timestamp = Math.floor(Date.now() / 1000)
-  return { id: event.id, body, headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) } }
+  return { body, headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) } }
 }
 
 const senders: Record<string, (i: number) => Promise<void>> = {
