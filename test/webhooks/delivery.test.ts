@@ -274,7 +274,12 @@ t.test('a backlog larger than a run reads (5,001 jobs made in one transaction): 
   const told = jobsOf(receiver, 'job.updated')
   t.ok(made.every(j => told.has(j.id)), 'as job.updated')
   t.ok(receiver.received.every(r => r.verified), 'signed')
-  const batches = await prisma.webhookDeliveryBatch.findMany({ where: { endpointId }, select: { eventIds: true } })
+  // A batch is recorded once its POSTs are answered, so after the receiver has them: wait for the record.
+  let batches: Array<{ eventIds: string[] }> = []
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise(resolve => setTimeout(resolve, 50))) {
+    batches = await prisma.webhookDeliveryBatch.findMany({ where: { endpointId }, select: { eventIds: true } })
+    if (batches.reduce((n, b) => n + b.eventIds.length, 0) >= made.length) break
+  }
   t.ok(batches.length >= 2 && batches.every(b => b.eventIds.length <= 5000), `in batches of at most 5,000 events (${batches.map(b => b.eventIds.length).join(', ')})`)
 })
 
