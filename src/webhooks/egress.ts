@@ -30,7 +30,7 @@ const USER_AGENT = 'screening-read-api-webhooks/1 (+https://www.standardwebhooks
 const MAX_TARGETS = 10_000
 
 /** An endpoint's URL as a request needs it: parsed, and why it is refused before any lookup (a scheme, a literal address), if it is. */
-type Target = { url: URL, refused?: undefined } | { url?: undefined, refused: string }
+type Target = { url: URL, agent: Agent, refused?: undefined } | { url?: undefined, agent?: undefined, refused: string }
 
 /** A connection refused by the guard, before any was opened. */
 class AddressRefused extends Error {
@@ -116,7 +116,7 @@ export class EgressGuard {
   async post (raw: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
     const started = performance.now()
     const elapsed = (): number => Math.round(performance.now() - started)
-    const { url, refused } = this.target(raw)
+    const { url, agent, refused } = this.target(raw)
     if (refused !== undefined) return { error: refused, durationMs: elapsed() }
     // One timer for the whole attempt (connect, headers, body), aborting it. An EventEmitter,
     // which undici takes as a signal: an AbortSignal's listeners cost more CPU per request.
@@ -129,7 +129,7 @@ export class EgressGuard {
     try {
       const response = await request(url, {
         method: 'POST',
-        dispatcher: this.agents[url.protocol as 'http:' | 'https:'],
+        dispatcher: agent,
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
         signal: abort,
@@ -163,7 +163,7 @@ export class EgressGuard {
     // A literal address is dialled without a lookup: checked here.
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     if (net.isIP(host) !== 0 && this.addressRefusal(host, url.protocol) !== undefined) return { refused: new AddressRefused(host).message }
-    return { url }
+    return { url, agent: this.agents[url.protocol] }
   }
 
   close (): void {
