@@ -7,9 +7,13 @@
 # difference between the last two is the fold's share (docs/summaries-design.md).
 #   BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres bash bench/fold-cost.sh
 # Needs pgbench and psql (PostgreSQL's client tools). ROUNDS, SECONDS_EACH, CLIENTS to change.
-# CONFIGS adds two controls to 'floor trigger trigger+fold': `nolock`, the fold without its lock
-# on the jobs (a copy of it; unsafe beside deletions, a measurement only), and `burn`, a backend
-# spinning as long each second as the round's last fold took (its CPU, nothing else).
+# CONFIGS adds controls to 'floor trigger trigger+fold': `nolock`, the fold without its lock on
+# the jobs (a copy of it; unsafe beside deletions, a measurement only); `burn`, a backend
+# spinning as long each second as the round's last fold took (its CPU, nothing else);
+# `floor+delete`, the floor hook with its rows deleted each second (the least any fold that
+# deletes what it moved does); `minimal`, the trigger with a fold that only deletes the deltas
+# and sums them per job (no log, no weeks: inexact, a measurement only); `fn:NAME`, the trigger
+# with NAME(20000) called as the fold, a function of EXTRA_SQL (a file run at set-up), to try one.
 set -euo pipefail
 : "${BENCH_DATABASE_URL:?a PostgreSQL server on which to make a throwaway database, for example postgresql://postgres@127.0.0.1:5432/postgres}"
 ROUNDS=${ROUNDS:-3}
@@ -54,7 +58,30 @@ sql <<'SQL'
 CREATE FUNCTION bench_burn(ms numeric) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE t timestamptz := clock_timestamp();
 BEGIN WHILE clock_timestamp() - t < ms * interval '1 ms' LOOP END LOOP; END $$;
+CREATE FUNCTION bench_floor_delete() RETURNS int LANGUAGE sql
+  AS $$ WITH d AS (DELETE FROM bench_write_floor RETURNING 1) SELECT count(*)::int FROM d $$;
+CREATE FUNCTION bench_fold_minimal(max_deltas int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE moved int;
+BEGIN
+  WITH moved AS (
+    DELETE FROM screen_summary_deltas
+    WHERE id <= (SELECT max(id) FROM (SELECT id FROM screen_summary_deltas ORDER BY id LIMIT max_deltas) oldest)
+    RETURNING job_id, in_progress, completed, expired, scored, score_sum, changed_at
+  ), stats AS (
+    INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes)
+    SELECT job_id, 0, sum(in_progress), sum(completed), sum(expired), sum(scored), sum(score_sum), max(changed_at), count(*)
+    FROM moved GROUP BY job_id
+    ON CONFLICT (job_id, slot) DO UPDATE SET
+      in_progress = t.in_progress + excluded.in_progress, completed = t.completed + excluded.completed,
+      expired = t.expired + excluded.expired, scored = t.scored + excluded.scored, score_sum = t.score_sum + excluded.score_sum,
+      version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes
+  )
+  SELECT count(*) INTO moved FROM moved;
+  RETURN moved;
+END $$;
 SQL
+
+[ -n "${EXTRA_SQL:-}" ] && sql -f "$EXTRA_SQL"
 
 # The main bench's two statements (bench/writer.ts): a completed screen in the last week, a score.
 cat > "$work/insert.sql" <<'EOF'
@@ -70,14 +97,12 @@ UPDATE screens SET score = :s / 10.0 WHERE id = ('00000000-0000-4000-a000-' || l
 EOF
 
 # Calls $1 every second until told to stop, its last call finished (a stop file, not a
-# signal), each call's milliseconds appended to $work/ms.
+# signal), each call's milliseconds (psql's \timing) in $work/ms. One session for all calls,
+# as an instance folds on a pooled connection: a new session per call (psql, before
+# 2026-11-29) doubled a call's cost with its catalog and plan caches' warming.
 folding () {
-  : > "$work/ms"
-  while [ ! -e "$work/stop" ]; do
-    printf '%s\n' 'SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset' "SELECT $1;" \
-      'SELECT round((extract(epoch FROM clock_timestamp()) - :t0) * 1000);' | psql "$url" -qAt | tail -1 >> "$work/ms"
-    sleep 1
-  done
+  { echo '\timing on'; while [ ! -e "$work/stop" ]; do echo "SELECT $1;"; sleep 1; done; } \
+    | psql "$url" -qAt | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' > "$work/ms"
 }
 median_of () { sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 fold_ms=100
@@ -89,7 +114,12 @@ for round in $(seq "$ROUNDS"); do
       # Each measurement starts from the same state: nothing left to fold, no dead rows.
       sql -c 'SELECT fold_screen_summary_deltas(100000)' -c 'DELETE FROM bench_write_floor' > /dev/null
       sql -c 'VACUUM screens, screen_summary_deltas, bench_write_floor, job_changes, job_screen_stats, job_completion_segments, job_completion_boundaries'
-      if [ "$config" = floor ]; then
+      if [ "$config" = minimal ]; then
+        sql -c 'ALTER TABLE screen_summary_deltas DISABLE TRIGGER screen_summary_deltas_log_changes'
+      else
+        sql -c 'ALTER TABLE screen_summary_deltas ENABLE TRIGGER screen_summary_deltas_log_changes'
+      fi
+      if [ "${config%+delete}" = floor ]; then
         sql -c 'ALTER TABLE screens DISABLE TRIGGER USER; ALTER TABLE screens ENABLE TRIGGER bench_write_floor'
       else
         sql -c 'ALTER TABLE screens ENABLE TRIGGER USER; ALTER TABLE screens DISABLE TRIGGER bench_write_floor'
@@ -99,6 +129,9 @@ for round in $(seq "$ROUNDS"); do
         trigger+fold) folding 'fold_screen_summary_deltas(20000)' & fold_pid=$! ;;
         nolock) folding 'bench_fold_without_lock(20000)' & fold_pid=$! ;;
         burn) folding "bench_burn($fold_ms)" & fold_pid=$! ;;
+        floor+delete) folding 'bench_floor_delete()' & fold_pid=$! ;;
+        minimal) folding 'bench_fold_minimal(20000)' & fold_pid=$! ;;
+        fn:*) folding "${config#fn:}(20000)" & fold_pid=$! ;;
       esac
       tps=$(PGOPTIONS='-c synchronous_commit=off' pgbench "$url" -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_EACH" -M prepared -f "$work/$workload.sql" 2>/dev/null \
         | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
