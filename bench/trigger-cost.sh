@@ -2,13 +2,14 @@
 # What a single-row screen write costs the PostgreSQL backend under each trigger configuration
 # (issue 42, part 4), in instructions counted by callgrind: the same on a busy or a quiet
 # machine, where a throughput ratio on this VM moves by a fifth within minutes
-# (docs/summaries-design.md). A throwaway cluster (initdb, Unix socket only) with the
+# (docs/summaries-design.md). A throwaway cluster (initdb, a free port of 127.0.0.1) with the
 # migrations, bench/write-dataset.sql and the floor hook; then, per configuration, a single-user
 # backend runs 20 + N prepared statements (each its own transaction, as the bench's writers
 # send them) and another 20: the difference over N is one statement's cost.
 #   npm run bench:triggers
 # Needs valgrind and PostgreSQL's server tools (pg_config --bindir); as root, it runs them as
-# postgres. CONFIGS: workload:label=trigger+trigger... ('none' enables no trigger); EXTRA_SQL: a
+# postgres. CONFIGS: workload:label=trigger+trigger... (workloads insert, update and bulk, an
+# INSERT … SELECT of 1,000 rows, N / 30 of them after 2; 'none' enables no trigger); EXTRA_SQL: a
 # file run at set-up (a variant's function and its trigger, created disabled); N (300).
 set -euo pipefail
 N=${N:-300}
@@ -43,9 +44,15 @@ statements () { # workload, count, triggers
   for t in ${3//+/ }; do [ "$t" = none ] || echo "ALTER TABLE screens ENABLE TRIGGER $t"; done
   echo "PREPARE ins(int, int, int) AS INSERT INTO screens (job_id, status, score, started_at, completed_at) SELECT ('00000000-0000-4000-9000-' || lpad(\$1::text, 12, '0'))::uuid, 'completed', \$2 / 10.0, t - interval '20 minutes', t FROM (SELECT now() - \$3 * interval '1 second' AS t) c"
   echo "PREPARE upd(int, int) AS UPDATE screens SET score = \$2 / 10.0 WHERE id = ('00000000-0000-4000-a000-' || lpad(\$1::text, 12, '0'))::uuid"
-  for i in $(seq 1 $((20 + $2))); do
-    if [ "$1" = insert ]; then echo "EXECUTE ins($((1 + i * 37 % 100)), $((i * 7919 % 1001)), $((i * 104729 % 604800)))"
-    else echo "EXECUTE upd($((1 + i * 7919 % 100000)), $((i * 613 % 1001)))"; fi
+  # A bulk load's statement: 1,000 completed screens over the jobs and the last week.
+  echo "PREPARE bulk(int) AS INSERT INTO screens (job_id, status, score, started_at, completed_at) SELECT ('00000000-0000-4000-9000-' || lpad((1 + (\$1 + g) % 100)::text, 12, '0'))::uuid, 'completed', g * 7 % 1001 / 10.0, t - interval '20 minutes', t FROM generate_series(1, 1000) g, LATERAL (SELECT now() - (g * 104729 + \$1) % 604800 * interval '1 second' AS t) c"
+  local warm=20; [ "$1" = bulk ] && warm=2
+  for i in $(seq 1 $((warm + $2))); do
+    case "$1" in
+      insert) echo "EXECUTE ins($((1 + i * 37 % 100)), $((i * 7919 % 1001)), $((i * 104729 % 604800)))" ;;
+      update) echo "EXECUTE upd($((1 + i * 7919 % 100000)), $((i * 613 % 1001)))" ;;
+      bulk) echo "EXECUTE bulk($i)" ;;
+    esac
   done
 }
 instructions () { # workload, count, triggers
@@ -59,12 +66,14 @@ instructions () { # workload, count, triggers
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$work/valgrind.log"
 }
 
-echo "instructions of the backend per single-row statement ($N statements each, after 20):"
+echo "instructions of the backend per single-row statement ($N statements each, after 20; bulk: per row, $(( (N + 29) / 30 )) statements of 1,000 after 2):"
 declare -A floor
 for config in $CONFIGS; do
   workload=${config%%:*}; rest=${config#*:}; label=${rest%%=*}; triggers=${rest#*=}
   [ "$label" = "$rest" ] && triggers=$label
-  each=$(( ($(instructions "$workload" "$N" "$triggers") - $(instructions "$workload" 0 "$triggers")) / N ))
+  # A bulk statement is 1,000 rows: N / 30 of them, and the figure is per row.
+  n=$N; per=1; [ "$workload" = bulk ] && { n=$(( (N + 29) / 30 )); per=1000; }
+  each=$(( ($(instructions "$workload" "$n" "$triggers") - $(instructions "$workload" 0 "$triggers")) / (n * per) ))
   [ "$label" = floor ] && floor[$workload]=$each
   of=${floor[$workload]:-}
   printf '  %-7s %-24s %8d%s\n' "$workload" "$label" "$each" "${of:+$(awk -v f="$of" -v e="$each" 'BEGIN { printf ", the floor ÷ this %.3f", f / e }')}"
