@@ -70,7 +70,6 @@ echo "instructions of the backend per single-row statement ($N statements each, 
 declare -A floor
 for config in $CONFIGS; do
   workload=${config%%:*}; rest=${config#*:}; label=${rest%%=*}; triggers=${rest#*=}
-  [ "$label" = "$rest" ] && triggers=$label
   # A bulk statement is 1,000 rows: N / 30 of them, and the figure is per row.
   n=$N; per=1; [ "$workload" = bulk ] && { n=$(( (N + 29) / 30 )); per=1000; }
   each=$(( ($(instructions "$workload" "$n" "$triggers") - $(instructions "$workload" 0 "$triggers")) / (n * per) ))
