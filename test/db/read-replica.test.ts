@@ -177,7 +177,14 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
       return res.json()
     }
     await writeAndReplay()
-    const walked = await list('limit=100')
+    // A standby's token counts every transaction from the oldest it knows in progress as not
+    // seen (src/jobs/sync/point.ts): a fold in progress on the primary during the walk has a
+    // sync from it report the job again (CI, once). Walk until nothing is pending after it.
+    let walked = await list('limit=100')
+    await until('a walk with nothing to report after it', async () => {
+      walked = await list('limit=100')
+      return (await list(`changed_since=${encodeURIComponent(walked.sync_token!)}`)).data.length === 0
+    }, 5000)
     t.type(walked.sync_token, 'string', 'a walk on the standby ends with a token')
     const control = new pg.Client({ connectionString: pair.standbyUrl('screening') })
     await control.connect()
