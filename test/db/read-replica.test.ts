@@ -8,6 +8,7 @@ import { SignedJson } from '../../src/signed-json.js'
 import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
+import { until } from '../helpers/until.js'
 
 const OLDER_RULES = createRequire(import.meta.url).resolve('moment-timezone-2025b/data/packed/latest.json')
 
@@ -24,15 +25,6 @@ const skip = serverUrl === undefined
 const MAX_LAG_MS = 1500
 const CHECK_MS = 200
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
-
-async function until (what: string, condition: () => Promise<boolean>, limitMs: number): Promise<number> {
-  const started = performance.now()
-  while (!await condition()) {
-    if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
-    await sleep(20)
-  }
-  return performance.now() - started
-}
 
 t.test('reads go to a healthy replica, and to the primary when it lags or is down', { skip }, async t => {
   if ('missing' in tools) return

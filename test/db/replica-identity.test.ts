@@ -14,6 +14,7 @@ import { migrateAsProduction, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { until } from '../helpers/until.js'
 
 // A replica is accepted only if it is a standby of the primary's cluster (issue 35). Two
 // clusters of our own (test/helpers/replication.ts), each a primary and a streaming standby:
@@ -34,15 +35,6 @@ const TITLE_A = 'title on the primary\'s cluster'
 const TITLE_B = 'title on another cluster'
 const TITLE_STAGING = 'title in another database of the primary\'s cluster'
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
-
-async function until (what: string, condition: () => Promise<boolean> | boolean, limitMs: number): Promise<number> {
-  const started = performance.now()
-  while (!await condition()) {
-    if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
-    await sleep(20)
-  }
-  return performance.now() - started
-}
 
 const query = async <T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> => {
   const client = new pg.Client({ connectionString: url })

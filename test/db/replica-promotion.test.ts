@@ -7,6 +7,7 @@ import { openServerDatabase } from '../../src/db/database.js'
 import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
+import { until } from '../helpers/until.js'
 
 // A replica that stopped being one: a primary and two streaming standbys made with
 // PostgreSQL's own tools (test/helpers/replication.ts). The first standby is promoted
@@ -22,15 +23,6 @@ const skip = serverUrl === undefined
 const CHECK_MS = 500
 const TOKEN = 'metrics-token-metrics-token'
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
-
-async function until (what: string, condition: () => Promise<boolean>, limitMs: number): Promise<number> {
-  const started = performance.now()
-  while (!await condition()) {
-    if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
-    await sleep(5)
-  }
-  return performance.now() - started
-}
 
 t.test('a promoted replica takes no reads from the next check on; one on another timeline none at all', { skip }, async t => {
   if ('missing' in tools) return
@@ -50,7 +42,7 @@ t.test('a promoted replica takes no reads from the next check on; one on another
     await until(`standby ${index + 1} has the data`, async () => {
       await standby.connect().catch(() => {})
       return (await standby.query('SELECT count(*)::int AS n FROM screens').catch(() => ({ rows: [{ n: 0 }] }))).rows[0].n === 2
-    }, 10_000)
+    }, 10_000, 5)
     await standby.end()
   }
 
@@ -83,7 +75,7 @@ t.test('a promoted replica takes no reads from the next check on; one on another
 
   const app = await appOn(pair.primaryUrl('screening'), pair.standbyUrl('screening', 0))
   const replicaName = app.database.replicas()[0]!.name
-  await until('the replica is up', async () => app.database.replicas()[0]!.status === 'up', 5000)
+  await until('the replica is up', async () => app.database.replicas()[0]!.status === 'up', 5000, 5)
   t.match(replicaLogs(), [{ level: 40, replica: replicaName, previous: 'unknown', status: 'up', reason: null }], 'its first state, logged at warn')
   const control = new pg.Client({ connectionString: pair.standbyUrl('screening', 0) })
   await control.connect()
@@ -99,7 +91,7 @@ t.test('a promoted replica takes no reads from the next check on; one on another
     t.same((await control.query('SELECT pg_is_in_recovery() AS standby')).rows, [{ standby: false }], 'a primary now: it takes writes of its own')
     // The old primary goes on taking writes that the promoted copy never gets.
     await createScreens(owner.prisma, job.id, [{ status: 'expired' }])
-    const left = await until('reads leave the promoted replica', async () => await interviews(app) === 3, 10 * CHECK_MS)
+    const left = await until('reads leave the promoted replica', async () => await interviews(app) === 3, 10 * CHECK_MS, 5)
     const leftAfter = performance.now() - promoted
     t.ok(leftAfter <= CHECK_MS + 250, `reads left it ${leftAfter.toFixed(0)} ms after the promotion: within one check interval (${CHECK_MS} ms) and the check's own time`)
     t.match(app.database.replicas()[0], { status: 'down', reason: 'not_in_recovery' })
@@ -120,12 +112,12 @@ t.test('a promoted replica takes no reads from the next check on; one on another
     // primary, which took a write the new one never had: its copy has diverged.
     const failedOver = await appOn(pair.standbyUrl('screening', 0), pair.standbyUrl('screening', 1))
     const name = failedOver.database.replicas()[0]!.name
-    await until('the second standby is checked', async () => failedOver.database.replicas()[0]!.status !== 'unknown', 5000)
+    await until('the second standby is checked', async () => failedOver.database.replicas()[0]!.status !== 'unknown', 5000, 5)
     t.match(failedOver.database.replicas()[0], { status: 'down', reason: 'timeline' })
     const second = new pg.Client({ connectionString: pair.standbyUrl('screening', 1) })
     await second.connect()
     t.teardown(() => second.end())
-    await until('the second standby has the old primary\'s write', async () => (await second.query<{ n: number }>('SELECT count(*)::int AS n FROM screens')).rows[0]!.n === 3, 5000)
+    await until('the second standby has the old primary\'s write', async () => (await second.query<{ n: number }>('SELECT count(*)::int AS n FROM screens')).rows[0]!.n === 3, 5000, 5)
     t.same((await second.query('SELECT pg_is_in_recovery() AS standby')).rows, [{ standby: true }], 'it is a standby, replaying')
     for (let i = 0; i < 5; i++) t.equal(await interviews(failedOver), 2, 'reads come from the new primary, not from the diverged copy')
     await sleep(3 * CHECK_MS)

@@ -4,6 +4,7 @@ import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
+import { until } from '../helpers/until.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
 import { openQueue } from '../../src/db/queue.js'
 import { DEAD_DELIVERY_QUEUE } from '../../src/webhooks/delivery-queue.js'
@@ -276,10 +277,10 @@ t.test('a backlog larger than a run reads (5,001 jobs made in one transaction): 
   t.ok(receiver.received.every(r => r.verified), 'signed')
   // A batch is recorded once its POSTs are answered, so after the receiver has them: wait for the record.
   let batches: Array<{ eventIds: string[] }> = []
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise(resolve => setTimeout(resolve, 50))) {
+  await until('every event in a recorded batch', async () => {
     batches = await prisma.webhookDeliveryBatch.findMany({ where: { endpointId }, select: { eventIds: true } })
-    if (batches.reduce((n, b) => n + b.eventIds.length, 0) >= made.length) break
-  }
+    return batches.reduce((n, b) => n + b.eventIds.length, 0) >= made.length
+  }, 10_000, 50).catch(() => {}) // the check below says what was recorded
   t.ok(batches.length >= 2 && batches.every(b => b.eventIds.length <= 5000), `in batches of at most 5,000 events (${batches.map(b => b.eventIds.length).join(', ')})`)
 })
 

@@ -7,6 +7,7 @@ import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
 import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
+import { until } from '../helpers/until.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
 import { makeEndpoint, sleep } from '../helpers/webhooks.js'
 
@@ -21,14 +22,6 @@ const skip = serverUrl === undefined
   : 'missing' in tools ? tools.missing : false
 const MAX_LAG_MS = 3000
 const CHECK_MS = 200
-
-async function until (what: string, condition: () => Promise<boolean>, limitMs: number): Promise<void> {
-  const started = performance.now()
-  while (!await condition()) {
-    if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
-    await sleep(20)
-  }
-}
 
 t.test('a change is told once the replicas taking reads have it, or no longer take reads', { skip }, async t => {
   if ('missing' in tools) return

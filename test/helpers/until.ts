@@ -1,0 +1,12 @@
+// Waits on what another process or a timer makes true (a standby's replay, a replica's state):
+// polled, and bounded so that a test fails naming what it waited for rather than hanging.
+
+/** Milliseconds until `condition` holds, asked every `everyMs`; past `limitMs`, throws `what: not within …`. */
+export async function until (what: string, condition: () => Promise<boolean> | boolean, limitMs: number, everyMs = 20): Promise<number> {
+  const started = performance.now()
+  while (!await condition()) {
+    if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
+    await new Promise(resolve => setTimeout(resolve, everyMs))
+  }
+  return performance.now() - started
+}
