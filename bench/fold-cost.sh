@@ -6,7 +6,8 @@
 # every second as an instance runs it; medians and ratios to the floor at the end. The
 # difference between the last two is the fold's share (docs/summaries-design.md).
 #   BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres bash bench/fold-cost.sh
-# Needs pgbench and psql (PostgreSQL's client tools). ROUNDS, SECONDS_EACH, CLIENTS to change.
+# Needs pgbench and psql (PostgreSQL's client tools). ROUNDS, SECONDS_EACH, CLIENTS to change;
+# JOBS (1 to 100, default 100) to write the screens of fewer jobs (1: the main bench's "one job").
 # CONFIGS adds controls to 'floor trigger trigger+fold': `nolock`, the fold without its lock on
 # the jobs (a copy of it; unsafe beside deletions, a measurement only); `burn`, a backend
 # spinning as long each second as the round's last fold took (its CPU, nothing else);
@@ -19,6 +20,7 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 SECONDS_EACH=${SECONDS_EACH:-5}
 CLIENTS=${CLIENTS:-2}
+JOBS=${JOBS:-100}
 CONFIGS=${CONFIGS:-floor trigger trigger+fold}
 cd "$(dirname "$0")/.."
 
@@ -71,14 +73,15 @@ SQL
 [ -n "${EXTRA_SQL:-}" ] && sql -f "$EXTRA_SQL"
 
 # The main bench's two statements (bench/writer.ts): a completed screen in the last week, a score.
-cat > "$work/insert.sql" <<'EOF'
-\set j random(1, 100)
+cat > "$work/insert.sql" <<EOF
+\set j random(1, $JOBS)
 \set s random(0, 1000)
 \set d random(0, 604800)
 INSERT INTO screens (job_id, status, score, started_at, completed_at) SELECT ('00000000-0000-4000-9000-' || lpad(:j::text, 12, '0'))::uuid, 'completed', :s / 10.0, t - interval '20 minutes', t FROM (SELECT now() - :d * interval '1 second' AS t) c;
 EOF
-cat > "$work/update.sql" <<'EOF'
-\set g random(1, 100000)
+# Screen g belongs to job 1 + g % 100 (bench/write-dataset.sql): one of the first JOBS jobs'.
+cat > "$work/update.sql" <<EOF
+\set g 100 * random(1, 999) + random(0, $((JOBS - 1)))
 \set s random(0, 1000)
 UPDATE screens SET score = :s / 10.0 WHERE id = ('00000000-0000-4000-a000-' || lpad(:g::text, 12, '0'))::uuid;
 EOF
