@@ -10,7 +10,7 @@
 # JOBS (1 to 100, default 100) to write the screens of fewer jobs (1: the main bench's "one job").
 # CONFIGS adds controls to 'floor trigger trigger+fold': `nolock`, the fold without its lock on
 # the jobs (a copy of it; unsafe beside deletions, a measurement only); `burn`, a backend
-# spinning as long each second as the round's last fold took (its CPU, nothing else);
+# spinning each second for the last trigger+fold run's median fold (its CPU, nothing else);
 # `floor+delete`, the floor hook with its rows deleted each second (the least any fold that
 # deletes what it moved does); `minimal`, the trigger with a fold that only deletes the deltas
 # and sums them per job (no log, no weeks: inexact, a measurement only); `fn:NAME`, the trigger
@@ -98,9 +98,13 @@ median_of () { sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR + 1) / 2] : 
 fold_ms=100
 
 results="$work/results"
+read -ra configs <<< "$CONFIGS"
 for round in $(seq "$ROUNDS"); do
+  # The order rotates from round to round, as in bench/writes.ts: a checkpoint or the machine's
+  # slower minutes do not fall on one configuration every round.
+  order=("${configs[@]:$(( (round - 1) % ${#configs[@]} ))}" "${configs[@]:0:$(( (round - 1) % ${#configs[@]} ))}")
   for workload in insert update; do
-    for config in $CONFIGS; do
+    for config in "${order[@]}"; do
       # Each measurement starts from the same state: nothing left to fold, no dead rows.
       sql -c 'SELECT fold_screen_summary_deltas(100000)' -c 'DELETE FROM bench_write_floor' > /dev/null
       sql -c 'VACUUM screens, screen_summary_deltas, bench_write_floor, job_changes, job_screen_stats, job_completion_segments, job_completion_boundaries'
