@@ -102,7 +102,8 @@ read -ra configs <<< "$CONFIGS"
 for round in $(seq "$ROUNDS"); do
   # The order rotates from round to round, as in bench/writes.ts: a checkpoint or the machine's
   # slower minutes do not fall on one configuration every round.
-  order=("${configs[@]:$(( (round - 1) % ${#configs[@]} ))}" "${configs[@]:0:$(( (round - 1) % ${#configs[@]} ))}")
+  k=$(( (round - 1) % ${#configs[@]} ))
+  order=("${configs[@]:k}" "${configs[@]:0:k}")
   for workload in insert update; do
     for config in "${order[@]}"; do
       # Each measurement starts from the same state: nothing left to fold, no dead rows.

@@ -13,6 +13,7 @@
 # file run at set-up (a variant's function and its trigger, created disabled); N (300).
 set -euo pipefail
 N=${N:-300}
+BULK_N=$(( (N + 29) / 30 )) # bulk statements of 1,000 rows counted (for N single-row ones)
 CONFIGS=${CONFIGS:-insert:none insert:floor=bench_write_floor insert:summaries=screens_summary_deltas_insert update:none update:floor=bench_write_floor update:summaries=screens_summary_deltas_update}
 cd "$(dirname "$0")/.."
 bin=$(pg_config --bindir)
@@ -66,12 +67,12 @@ instructions () { # workload, count, triggers
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$work/valgrind.log"
 }
 
-echo "instructions of the backend per single-row statement ($N statements each, after 20; bulk: per row, $(( (N + 29) / 30 )) statements of 1,000 after 2):"
+echo "instructions of the backend per single-row statement ($N statements each, after 20; bulk: per row, $BULK_N statements of 1,000 after 2):"
 declare -A floor
 for config in $CONFIGS; do
   workload=${config%%:*}; rest=${config#*:}; label=${rest%%=*}; triggers=${rest#*=}
-  # A bulk statement is 1,000 rows: N / 30 of them, and the figure is per row.
-  n=$N; per=1; [ "$workload" = bulk ] && { n=$(( (N + 29) / 30 )); per=1000; }
+  # A bulk statement is 1,000 rows, and the figure is per row.
+  n=$N; per=1; [ "$workload" = bulk ] && { n=$BULK_N; per=1000; }
   each=$(( ($(instructions "$workload" "$n" "$triggers") - $(instructions "$workload" 0 "$triggers")) / (n * per) ))
   [ "$label" = floor ] && floor[$workload]=$each
   of=${floor[$workload]:-}

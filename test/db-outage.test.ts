@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -19,8 +20,6 @@ const SLACK_MS = 500
 const RECOVERY_MS = 5000
 
 interface Outcome { started: number, ended: number, status: number | string }
-
-const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
 t.test('database faults under load: 503 within bounds, then recovery without a restart', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (faults of a PostgreSQL server over TCP)' : false }, async t => {
   const db = await createTestDatabase()

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { revokeApiKey } from '../../src/admin/commands.js'
@@ -32,7 +33,6 @@ const REQUEST_SLACK_MS = 250
 const DEAF_BOUND_MS = BOUND_MS + 1000
 const FAST_BOUND_MS = 1000
 const TOKEN = 'metrics-token-metrics-token'
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 const figures: string[] = []
 t.teardown(() => { if (figures.length > 0) console.log(`# listener figures: ${figures.join('; ')}`) })

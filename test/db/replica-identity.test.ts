@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
@@ -34,7 +35,6 @@ const TOKEN = 'metrics-token-metrics-token'
 const TITLE_A = 'title on the primary\'s cluster'
 const TITLE_B = 'title on another cluster'
 const TITLE_STAGING = 'title in another database of the primary\'s cluster'
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 const query = async <T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> => {
   const client = new pg.Client({ connectionString: url })

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
@@ -22,7 +23,6 @@ const skip = serverUrl === undefined
   : 'missing' in tools ? tools.missing : false
 const CHECK_MS = 500
 const TOKEN = 'metrics-token-metrics-token'
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 t.test('a promoted replica takes no reads from the next check on; one on another timeline none at all', { skip }, async t => {
   if ('missing' in tools) return

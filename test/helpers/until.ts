@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+
 // Waits on what another process or a timer makes true (a standby's replay, a replica's state):
 // polled, and bounded so that a test fails naming what it waited for rather than hanging.
 
@@ -6,7 +8,7 @@ export async function until (what: string, condition: () => Promise<boolean> | b
   const started = performance.now()
   while (!await condition()) {
     if (performance.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`)
-    await new Promise(resolve => setTimeout(resolve, everyMs))
+    await sleep(everyMs)
   }
   return performance.now() - started
 }

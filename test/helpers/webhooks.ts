@@ -28,4 +28,4 @@ export async function deliveriesOf (app: FastifyInstance, tenant: Tenant, endpoi
   return rows
 }
 
-export const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+export { setTimeout as sleep } from 'node:timers/promises'

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { PGlite } from '@electric-sql/pglite'
 import t from 'tap'
 import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
@@ -18,7 +19,6 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
 // out (at a restart, on the embedded database) a run sends it again (src/webhooks/dispatch.ts).
 
 const ENV = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_RETRY_DELAYS: '1s,1s,1s', WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY, CURSOR_SECRET: 'c'.repeat(40) }
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 /** A receiver that holds the first delivery of each event open (until released) and answers the next ones. */
 async function holdingReceiver (t: { teardown: (fn: () => unknown) => void }): Promise<Receiver & { held: () => boolean }> {

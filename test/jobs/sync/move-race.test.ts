@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { foldScreenStats } from '../../../src/admin/screen-stats.js'
@@ -19,8 +20,6 @@ const { app, prisma, db } = await buildTestApp(t, { env: { SYNC_PRUNE_INTERVAL_M
 const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_URL): the embedded database has one connection' : false
 const acme = await createTenant(prisma)
 const globex = await createTenant(prisma)
-
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 /** Where a mirror differs from a fresh walk: `id: field mirror ≠ walk`, or a job only one has. */
 function differences (mirror: Mirror, truth: Mirror): string[] {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../../helpers/app.js'
@@ -18,8 +19,6 @@ import { syncFrom, walkThenSync, type Mirror } from '../../helpers/sync-mirror.j
 
 const { app, prisma, db } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '1000000', SYNC_PRUNE_INTERVAL_MS: '0' } })
 const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_URL): the embedded database has one connection' : false
-
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 /**
  * A mirror that also keeps each mirrored job's analytics, fetched when a sync names the job

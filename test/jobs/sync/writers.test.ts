@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../../helpers/fixtures.js'
@@ -14,7 +15,6 @@ const skip = db.url === undefined ? 'needs a PostgreSQL server (TEST_DATABASE_UR
 const acme = await createTenant(prisma)
 const globex = await createTenant(prisma)
 
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 const connect = async (t: { teardown: (fn: () => unknown) => void }): Promise<Session> => await connectSession(t, db.url!)
 
 const insertQuestion = 'INSERT INTO questions (job_id, position, text) VALUES ($1, $2, \'added\')'
