@@ -4,6 +4,7 @@ import type { Config } from './config.js'
 import { clientError, frameworkError } from './plugins/errors.js'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from './limits.js'
 import { requestId } from './plugins/request-id.js'
+import { schemaController } from './validation.js'
 
 /**
  * Fastify's constructor options: one module for the server and the tests, so that tests
@@ -30,5 +31,6 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT' |
     clientErrorHandler: clientError,
     http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: true } },
+    schemaController,
   }
 }

@@ -17,6 +17,12 @@ export default fp(async function requestLimitsPlugin (app: FastifyInstance) {
     const query = url.indexOf('?')
     if (query !== -1 && url.length - query - 1 > MAX_QUERY_LENGTH) throw uriTooLong('the query string', MAX_QUERY_LENGTH)
   })
+  // Ajv coerces a query's text to an integer with Number(): 0x10, 0b11, 1e1 and " 5" would
+  // pass. Integers in a query string are decimal digits, checked before Ajv coerces them.
+  app.addHook('preValidation', async (request) => {
+    const found = nonDecimal(request.routeOptions.schema?.querystring, request.query)
+    if (found !== undefined) throw invalidRequest([{ path: found.path, message: Number.isFinite(Number(found.value)) ? 'must be an integer written in decimal digits' : 'must be a finite number' }])
+  })
   // Ajv coerces "1e309" or "Infinity" to a number and then skips `maximum` and `integer`
   // (they test finite numbers only): refused here for every route, whatever its schema.
   app.addHook('preHandler', async (request) => {
@@ -34,6 +40,21 @@ function nonFinite (value: unknown, path: string): string | undefined {
       const found = typeof inner === 'number' ? `${path}/${key}` : nonFinite(inner, `${path}/${key}`)
       if (found !== undefined) return found
     }
+  }
+  return undefined
+}
+
+const DECIMAL = /^-?[0-9]+$/
+
+/** The first query parameter the schema types as an integer whose text is not decimal, if any. */
+function nonDecimal (schema: unknown, query: unknown): { path: string, value: unknown } | undefined {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties
+  if (properties === undefined || query === null || typeof query !== 'object') return undefined
+  for (const [name, property] of Object.entries(properties)) {
+    const given = (query as Record<string, unknown>)[name]
+    if (property.type !== 'integer' || given === undefined) continue
+    const value = [given].flat().find(v => typeof v !== 'string' || !DECIMAL.test(v))
+    if (value !== undefined) return { path: `querystring/${name}`, value }
   }
   return undefined
 }

@@ -15,6 +15,10 @@ import type { Webhooks } from './service.js'
 
 const NOT_FOUND = { 404: 'No such endpoint (or attempt) in the caller\'s organization.' }
 const tags = ['Webhooks']
+// What a timestamp may be (RFC 3339's years, in UTC): year 0, which an offset can reach, is
+// not PostgreSQL's.
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z')
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z')
 const disabled = (): ApiError => invalidRequest([{ path: 'params/endpointId', message: 'is disabled: enable it first (PATCH with status enabled)' }])
 
 const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: SignedJson }> = async (app, { webhooks, signer }) => {
@@ -86,7 +90,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     },
   }, async (request, reply) => {
     const since = new Date(request.body.since)
-    if (Number.isNaN(since.getTime())) throw invalidRequest([{ path: 'body/since', message: 'must be a date-time' }])
+    if (!(since.getTime() >= EARLIEST && since.getTime() <= LATEST)) throw invalidRequest([{ path: 'body/since', message: 'must be a date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z' }])
     const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
     if (!state.enabled) throw disabled()

@@ -32,11 +32,24 @@ const MAX_TARGETS = 10_000
 /** An endpoint's URL as a request needs it: parsed, and why it is refused before any lookup (a scheme, a literal address), if it is. */
 type Target = { url: URL, agent: Agent, refused?: undefined } | { url?: undefined, agent?: undefined, refused: string }
 
-/** A connection refused by the guard, before any was opened. */
+/**
+ * What a partner is told of every refused address, whatever the cause (a literal, what a name
+ * resolves to, a name that does not resolve, plain http): nothing that maps the service's
+ * internal DNS. The detail goes to the service's log only.
+ */
+export const NOT_PUBLIC = 'not a public address: an endpoint must be https at a public address (or at one the operator allows)'
+
+/** A connection refused by the guard, before any was opened: the partner sees NOT_PUBLIC, the log the address. */
 class AddressRefused extends Error {
   readonly code = 'ERR_ADDRESS_REFUSED'
-  constructor (readonly address: string) { super(`refused: ${address} is not an address endpoints may be at`) }
+  constructor (readonly address: string) { super(`refused: ${NOT_PUBLIC}`) }
 }
+
+/** Where the guard says what it refused and why (the service's log). */
+export interface RefusalLog { info: (fields: Record<string, unknown>, message: string) => void }
+
+/** Why a URL may not be an endpoint's: `message` for the partner, `detail` for the log. */
+export interface Refusal { message: string, detail: string }
 
 export class EgressGuard {
   private readonly networks: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>
@@ -44,7 +57,7 @@ export class EgressGuard {
   private readonly targets = new Map<string, Target>()
 
   /** `allowedNetworks`: CIDRs allowed although not public, over http too. `lookup`: the resolver (tests pass a stub). */
-  constructor (allowedNetworks: string[], private readonly lookup: Lookup = dns.lookup) {
+  constructor (allowedNetworks: string[], private readonly lookup: Lookup = dns.lookup, private readonly log?: RefusalLog) {
     this.networks = allowedNetworks.map(cidr => ipaddr.parseCIDR(cidr))
     // One pool per scheme, each resolving through the guard for its scheme: over http only the
     // allowed networks, over https any public address too.
@@ -58,8 +71,9 @@ export class EgressGuard {
       this.lookup(hostname, options, (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => {
         if (error !== null) { callback(error); return }
         const refused = (Array.isArray(address) ? address.map(a => a.address) : [address]).find(a => this.addressRefusal(a, protocol) !== undefined)
-        if (refused !== undefined) callback(new AddressRefused(refused))
-        else callback(null, address, family)
+        if (refused === undefined) { callback(null, address, family); return }
+        this.log?.info({ host: hostname, address: refused, reason: this.addressRefusal(refused, protocol) }, 'webhooks: a connection to a non-public address was refused')
+        callback(new AddressRefused(refused))
       })
     }) as unknown as Lookup
   }
@@ -92,19 +106,24 @@ export class EgressGuard {
     })
   }
 
-  /** Why `raw` may not be an endpoint's URL, or undefined when it may: checked at creation and change. */
-  async refusal (raw: string): Promise<string | undefined> {
+  /**
+   * Why `raw` may not be an endpoint's URL, or undefined when it may: checked at creation and
+   * change. Every refusal of its address is NOT_PUBLIC to the partner (see above).
+   */
+  async refusal (raw: string): Promise<Refusal | undefined> {
+    const said = (message: string): Refusal => ({ message, detail: message })
     let url: URL
-    try { url = new URL(raw) } catch { return 'is not an absolute URL' }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be https (or http to an address of WEBHOOK_ALLOWED_NETWORKS)'
-    if (url.username !== '' || url.password !== '') return 'must not carry credentials: put them in the path or query, or verify the signature instead'
-    if (url.hash !== '') return 'must not have a fragment'
+    try { url = new URL(raw) } catch { return said('is not an absolute URL') }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return said('must be https')
+    if (url.username !== '' || url.password !== '') return said('must not carry credentials: put them in the path or query, or verify the signature instead')
+    if (url.hash !== '') return said('must not have a fragment')
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     const addresses = net.isIP(host) !== 0 ? [host] : await this.resolve(host)
-    if (!Array.isArray(addresses)) return addresses.error
+    const notPublic = (detail: string): Refusal => ({ message: `is refused: ${NOT_PUBLIC}`, detail: `${host}: ${detail}` })
+    if (!Array.isArray(addresses)) return notPublic(addresses.error)
     for (const address of addresses) {
       const refused = this.addressRefusal(address, url.protocol)
-      if (refused !== undefined) return net.isIP(host) !== 0 || !/^\S+ is /.test(refused) ? `is refused: ${refused}` : `is refused: ${host} resolves to ${refused}`
+      if (refused !== undefined) return notPublic(net.isIP(host) !== 0 ? refused : `resolves to ${refused}`)
     }
     return undefined
   }

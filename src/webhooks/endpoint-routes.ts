@@ -9,6 +9,7 @@ import {
   WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookSecretRotatedSchema,
 } from '../schemas/webhooks.js'
 import type { SignedJson } from '../signed-json.js'
+import type { RefusalLog } from './egress.js'
 import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
 import type { Webhooks } from './service.js'
@@ -34,7 +35,7 @@ const tags = ['Webhooks']
 
 const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: SignedJson }> = async (app, { webhooks, signer }) => {
   const cursors = new ListCursors(signer, 'webhook-endpoints')
-  const caller = (request: { caller: { organization: { id: string }, apiKeyId: string } }) => ({ organizationId: request.caller.organization.id, apiKeyId: request.caller.apiKeyId })
+  const caller = (request: { caller: { organization: { id: string }, apiKeyId: string }, log: RefusalLog }) => ({ organizationId: request.caller.organization.id, apiKeyId: request.caller.apiKeyId, log: request.log })
 
   app.post('/webhook_endpoints', {
     preValidation: knownFieldsOnly(CreateWebhookEndpointBody),

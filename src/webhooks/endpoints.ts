@@ -6,6 +6,7 @@ import { historyId } from '../jobs/sync/history.js'
 import { SYNC_POINT } from '../jobs/sync/point.js'
 import { bounded, parseSnapshot } from '../jobs/sync/snapshot.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint, type WebhookEndpointCreated } from '../schemas/webhooks.js'
+import type { RefusalLog } from './egress.js'
 import { storedPosition } from './position.js'
 import type { Webhooks } from './service.js'
 import { newSigningSecret } from './signing.js'
@@ -28,13 +29,14 @@ export const presentEndpoint = (row: Row): WebhookEndpoint => ({
   updated_at: row.updatedAt.toISOString(),
 })
 
-export interface Caller { organizationId: string, apiKeyId: string }
+export interface Caller { organizationId: string, apiKeyId: string, log?: RefusalLog }
 
-/** The URL, or a 400 on `body/url` saying why it may not be an endpoint's. */
-async function checkedUrl (webhooks: Webhooks, url: string): Promise<string> {
+/** The URL, or a 400 on `body/url` saying why it may not be an endpoint's (the detail, in the log only). */
+async function checkedUrl (webhooks: Webhooks, caller: Caller, url: string): Promise<string> {
   const refused = await webhooks.guard.refusal(url)
-  if (refused !== undefined) throw invalidRequest([{ path: 'body/url', message: refused }])
-  return url
+  if (refused === undefined) return url
+  caller.log?.info({ organization: caller.organizationId, refused: refused.detail }, 'webhooks: an endpoint URL was refused')
+  throw invalidRequest([{ path: 'body/url', message: refused.message }])
 }
 
 /**
@@ -47,7 +49,7 @@ async function startingPosition (prisma: Prisma): Promise<PrismaNamespace.InputJ
 }
 
 export async function createEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, body: { url: string, events?: string[], description?: string }): Promise<WebhookEndpointCreated> {
-  const url = await checkedUrl(webhooks, body.url)
+  const url = await checkedUrl(webhooks, caller, body.url)
   const id = randomUUID()
   const secret = newSigningSecret()
   const sealed = (await webhooks.secrets()).seal(id, secret)
@@ -89,7 +91,7 @@ export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller
   const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}
   // A new URL is told what the key that set it may read, not what its maker's key could: a
   // key without analytics:read cannot point an analytics-reading endpoint at itself.
-  if (body.url !== undefined) Object.assign(data, { url: await checkedUrl(webhooks, body.url), apiKeyId: caller.apiKeyId })
+  if (body.url !== undefined) Object.assign(data, { url: await checkedUrl(webhooks, caller, body.url), apiKeyId: caller.apiKeyId })
   if (body.events !== undefined) data.events = body.events
   if (body.description !== undefined) data.description = body.description
   // Enabled again: told what the key enabling it may read, from where it stopped (what it

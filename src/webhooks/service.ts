@@ -76,7 +76,7 @@ export class Webhooks {
   private readonly sendingSince = new Map<string, Date>()
 
   constructor (private readonly database: Database, readonly settings: WebhookSettings, private readonly log: FastifyBaseLogger, lookup?: Lookup) {
-    this.guard = new EgressGuard(settings.allowedNetworks, lookup)
+    this.guard = new EgressGuard(settings.allowedNetworks, lookup, log)
   }
 
   /**

@@ -39,14 +39,14 @@ const allowedPort = (allowed.address() as AddressInfo).port
 for (const [i, address] of NOT_PUBLIC.entries()) {
   const literal = address.includes(':') ? `[${address}]` : address
   for (const url of [`https://${literal}:${trapPort}/hook`, `http://${literal}:${trapPort}/hook`, `https://n${i}.example:${trapPort}/hook`]) {
-    print({ case: 'not public', address, url, atCreation: await guard.refusal(url) ?? null, atConnect: (await guard.post(url, {}, '{}', 2000)).error ?? null })
+    print({ case: 'not public', address, url, atCreation: (await guard.refusal(url))?.message ?? null, atConnect: (await guard.post(url, {}, '{}', 2000)).error ?? null })
   }
 }
-print({ case: 'rebinding', atCreation: await guard.refusal('https://rebind.example/hook') ?? null, atConnect: (await guard.post('https://rebind.example/hook', {}, '{}', 2000)).error ?? null })
-print({ case: 'public, over https', atCreation: await guard.refusal('https://public.example/hook') ?? null, atConnect: (await guard.post('https://public.example/hook', {}, '{}', 2000)).error ?? null })
-print({ case: 'public, over http', atCreation: await guard.refusal('http://public.example/hook') ?? null, atConnect: (await guard.post('http://public.example/hook', {}, '{}', 2000)).error ?? null })
+print({ case: 'rebinding', atCreation: (await guard.refusal('https://rebind.example/hook'))?.message ?? null, atConnect: (await guard.post('https://rebind.example/hook', {}, '{}', 2000)).error ?? null })
+print({ case: 'public, over https', atCreation: (await guard.refusal('https://public.example/hook'))?.message ?? null, atConnect: (await guard.post('https://public.example/hook', {}, '{}', 2000)).error ?? null })
+print({ case: 'public, over http', atCreation: (await guard.refusal('http://public.example/hook'))?.message ?? null, atConnect: (await guard.post('http://public.example/hook', {}, '{}', 2000)).error ?? null })
 const ok = await guard.post(`http://127.0.0.1:${allowedPort}/hook`, {}, '{}', 2000)
-print({ case: 'allowed network', atCreation: await guard.refusal(`http://127.0.0.1:${allowedPort}/hook`) ?? null, status: ok.status ?? null, error: ok.error ?? null })
+print({ case: 'allowed network', atCreation: (await guard.refusal(`http://127.0.0.1:${allowedPort}/hook`))?.message ?? null, status: ok.status ?? null, error: ok.error ?? null })
 print({ case: 'trap', connections })
 guard.close()
 server.close()
