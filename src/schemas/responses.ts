@@ -63,6 +63,7 @@ const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   401: 'Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.',
   403: 'Pro subscription required; the body links to the billing page.',
   404: 'Not found.',
+  409: 'The request conflicts with the state of what it names; `code` says why.',
   410: 'The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.',
   408: `The request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s. The connection is closed. No rate-limit headers: it is refused before authentication.`,
   414: `The URL is too long: over ${MAX_URL_LENGTH} characters in all, a query string over ${MAX_QUERY_LENGTH}, or a path segment over ${MAX_PARAM_LENGTH}. No rate-limit headers: it is refused before authentication.`,
@@ -77,6 +78,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorStatus, string>> = {
   401: 'A valid API key is required: send `Authorization: Bearer <api key>`.',
   403: 'Pro subscription required',
   404: 'Job not found',
+  409: 'An operator of the service disabled this endpoint: only an operator can enable it again (ask support).',
   410: 'This sync token has expired: list the jobs again from the first page to get a new one.',
   408: `Request Timeout: the request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s`,
   414: `URI Too Long: the query string is longer than ${MAX_QUERY_LENGTH} characters`,
@@ -96,6 +98,7 @@ function errorExample (status: ErrorStatus): Record<string, unknown> {
   const example: Record<string, unknown> = { error: EXAMPLE_MESSAGES[status], code: ERROR_CODES[status], request_id: '4f9c1c1e-8f0a-4c1b-9d7e-3b2a1d0c9e8f' }
   if (status === 400) example.details = [{ path: 'params/jobId', message: 'must match format "uuid"' }]
   if (status === 403) example.upgrade_url = '/dashboard/billing'
+  if (status === 409) example.code = 'disabled_by_operator'
   return example
 }
 

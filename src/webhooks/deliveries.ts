@@ -45,10 +45,10 @@ const present = (row: Row): WebhookDelivery => ({
   next_attempt_at: row.nextAttemptAt === null ? null : row.nextAttemptAt.toISOString(),
 })
 
-/** The endpoint, if it is the organization's: whether it is enabled. */
-export async function endpointState (prisma: Prisma, organizationId: string, endpointId: string): Promise<{ enabled: boolean } | null> {
-  const row = await prisma.webhookEndpoint.findFirst({ where: { id: endpointId, organizationId }, select: { status: true } })
-  return row === null ? null : { enabled: row.status === 'enabled' }
+/** The endpoint, if it is the organization's: whether it is enabled, and why not. */
+export async function endpointState (prisma: Prisma, organizationId: string, endpointId: string): Promise<{ enabled: boolean, disabledReason: string | null } | null> {
+  const row = await prisma.webhookEndpoint.findFirst({ where: { id: endpointId, organizationId }, select: { status: true, disabledReason: true } })
+  return row === null ? null : { enabled: row.status === 'enabled', disabledReason: row.disabledReason }
 }
 
 /** A page of an endpoint's attempts, newest first (the endpoint must be the caller's: endpointState first). */

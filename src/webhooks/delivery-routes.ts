@@ -8,18 +8,22 @@ import { DeliveryParams, EndpointParams, ListQuery, RecoverBody, WebhookDelivery
 import type { SignedJson } from '../signed-json.js'
 import { endpointState, listDeliveries, recover, redeliver } from './deliveries.js'
 import { endpointNotFound, knownFieldsOnly } from './endpoint-routes.js'
+import { disabledByOperator } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
 import type { Webhooks } from './service.js'
 
 // An endpoint's deliveries: the record of every attempt, and sending events again (issue 41).
 
 const NOT_FOUND = { 404: 'No such endpoint (or attempt) in the caller\'s organization.' }
+const OPERATOR = { 409: 'An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.' }
 const tags = ['Webhooks']
 // What a timestamp may be (RFC 3339's years, in UTC): year 0, which an offset can reach, is
 // not PostgreSQL's.
 const EARLIEST = Date.parse('0001-01-01T00:00:00Z')
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z')
-const disabled = (): ApiError => invalidRequest([{ path: 'params/endpointId', message: 'is disabled: enable it first (PATCH with status enabled)' }])
+const disabled = (state: { disabledReason: string | null }): ApiError => state.disabledReason === 'operator'
+  ? disabledByOperator()
+  : invalidRequest([{ path: 'params/endpointId', message: 'is disabled: enable it first (PATCH with status enabled)' }])
 
 const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: SignedJson }> = async (app, { webhooks, signer }) => {
   const cursors = new ListCursors(signer, 'webhook-deliveries')
@@ -61,13 +65,13 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       params: DeliveryParams,
       response: {
         202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 1 }),
-        ...errorResponses([400, 401, 404], NOT_FOUND, { scope: 'webhooks:write' }),
+        ...errorResponses([400, 401, 404, 409], { ...NOT_FOUND, ...OPERATOR }, { scope: 'webhooks:write' }),
       },
     },
   }, async (request, reply) => {
     const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
-    if (!state.enabled) throw disabled()
+    if (!state.enabled) throw disabled(state)
     if (!await redeliver(app.prisma, webhooks, request.params.endpointId, request.params.deliveryId)) throw new ApiError(404, 'Webhook delivery not found')
     reply.code(202)
     return { scheduled: 1 }
@@ -85,7 +89,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       body: RecoverBody,
       response: {
         202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 12 }),
-        ...errorResponses([400, 401, 404], NOT_FOUND, { scope: 'webhooks:write' }),
+        ...errorResponses([400, 401, 404, 409], { ...NOT_FOUND, ...OPERATOR }, { scope: 'webhooks:write' }),
       },
     },
   }, async (request, reply) => {
@@ -93,7 +97,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     if (!(since.getTime() >= EARLIEST && since.getTime() <= LATEST)) throw invalidRequest([{ path: 'body/since', message: 'must be a date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z' }])
     const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
-    if (!state.enabled) throw disabled()
+    if (!state.enabled) throw disabled(state)
     reply.code(202)
     return { scheduled: await recover(app.prisma, webhooks, request.params.endpointId, since) }
   })

@@ -115,7 +115,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       body: UpdateWebhookEndpointBody,
       response: {
         200: writeResponse(Type.Ref(WebhookEndpointSchema), 'The endpoint, changed.', webhookEndpointExample),
-        ...errorResponses([400, 401, 404], { ...BODY_400, ...NOT_FOUND }, { scope: 'webhooks:write' }),
+        ...errorResponses([400, 401, 404, 409], { ...BODY_400, ...NOT_FOUND, 409: 'An operator of the service disabled the endpoint (`disabled_by_operator`): `status: enabled` is refused; only an operator enables it again.' }, { scope: 'webhooks:write' }),
       },
     },
   }, async request => {

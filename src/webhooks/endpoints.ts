@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Prisma } from '../db/database.js'
-import { invalidRequest } from '../errors.js'
+import { CONFLICT_CODES } from '../error-codes.js'
+import { ApiError, invalidRequest } from '../errors.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../jobs/sync/history.js'
 import { SYNC_POINT } from '../jobs/sync/point.js'
@@ -87,6 +88,9 @@ export async function listEndpoints (prisma: Prisma, organizationId: string, lim
   return { endpoints: page.map(presentEndpoint), hasMore: rows.length > limit, ...(last !== undefined ? { last: { createdAt: last.createdAt, id: last.id } } : {}) }
 }
 
+/** The 409 of a partner's change that only an operator may make (issue 55). */
+export const disabledByOperator = (): ApiError => new ApiError(409, 'An operator of the service disabled this endpoint: only an operator can enable it again (ask support).', {}, {}, CONFLICT_CODES.disabledByOperator)
+
 export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
   const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}
   // A new URL is told what the key that set it may read, not what its maker's key could: a
@@ -94,28 +98,40 @@ export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller
   if (body.url !== undefined) Object.assign(data, { url: await checkedUrl(webhooks, caller, body.url), apiKeyId: caller.apiKeyId })
   if (body.events !== undefined) data.events = body.events
   if (body.description !== undefined) data.description = body.description
-  // Enabled again: told what the key enabling it may read, from where it stopped (what it
-  // missed while disabled is sent then), its failures forgotten.
-  if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, failingSince: null, apiKeyId: caller.apiKeyId })
-  if (body.status === 'disabled') Object.assign(data, { status: 'disabled', disabledReason: 'requested' })
-  const { count } = await prisma.webhookEndpoint.updateMany({ where: { id, organizationId: caller.organizationId }, data })
-  return count === 0 ? null : await findEndpoint(prisma, caller.organizationId, id)
+  // The row locked first: an operator's disable, whenever it lands, is never undone here.
+  return await prisma.$transaction(async tx => {
+    const [row] = await tx.$queryRaw<Array<{ reason: string | null }>>`
+      SELECT disabled_reason AS reason FROM webhook_endpoints WHERE id = ${id}::uuid AND organization_id = ${caller.organizationId}::uuid FOR NO KEY UPDATE`
+    if (row === undefined) return null
+    const byOperator = row.reason === 'operator'
+    if (byOperator && body.status === 'enabled') throw disabledByOperator()
+    // Enabled again: told what the key enabling it may read, from where it stopped (what it
+    // missed while disabled is sent then), its failures forgotten.
+    if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, failingSince: null, apiKeyId: caller.apiKeyId })
+    if (body.status === 'disabled' && !byOperator) Object.assign(data, { status: 'disabled', disabledReason: 'requested' })
+    if (Object.keys(data).length > 0) await tx.webhookEndpoint.updateMany({ where: { id, organizationId: caller.organizationId }, data })
+    return await tx.webhookEndpoint.findFirst({ where: { id, organizationId: caller.organizationId }, select: FIELDS }).then(found => found === null ? null : presentEndpoint(found))
+  })
 }
 
 export async function deleteEndpoint (prisma: Prisma, organizationId: string, id: string): Promise<boolean> {
   return (await prisma.webhookEndpoint.deleteMany({ where: { id, organizationId } })).count > 0
 }
 
-/** A new secret; the old one signs too for `graceSeconds` (none with 0). Null when the endpoint is not the organization's. */
+/**
+ * A new secret; the old one signs too for `graceSeconds` (none with 0). Null when the endpoint
+ * is not the organization's. One statement: two rotations at once leave the second's previous
+ * secret the first's new one, so both answered secrets sign during the grace.
+ */
 export async function rotateSecret (prisma: Prisma, webhooks: Webhooks, organizationId: string, id: string, graceSeconds: number): Promise<{ secret: string, previousUntil: Date | null } | null> {
-  const current = await prisma.webhookEndpoint.findFirst({ where: { id, organizationId }, select: { secret: true } })
-  if (current === null) return null
   const secret = newSigningSecret()
-  const box = await webhooks.secrets()
-  const previousUntil = graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000) : null
-  await prisma.webhookEndpoint.updateMany({
-    where: { id, organizationId },
-    data: { secret: box.seal(id, secret), previousSecret: previousUntil === null ? null : current.secret, previousSecretUntil: previousUntil },
-  })
-  return { secret, previousUntil }
+  const sealed = (await webhooks.secrets()).seal(id, secret)
+  const [row] = await prisma.$queryRaw<Array<{ until: Date | null }>>`
+    UPDATE webhook_endpoints
+    SET previous_secret = CASE WHEN ${graceSeconds}::int > 0 THEN secret END,
+        previous_secret_until = CASE WHEN ${graceSeconds}::int > 0 THEN now() + ${graceSeconds}::int * interval '1 second' END,
+        secret = ${sealed}, updated_at = now()
+    WHERE id = ${id}::uuid AND organization_id = ${organizationId}::uuid
+    RETURNING previous_secret_until AS until`
+  return row === undefined ? null : { secret, previousUntil: row.until }
 }

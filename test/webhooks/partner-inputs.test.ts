@@ -1,13 +1,16 @@
 import t from 'tap'
+import { Webhook } from 'standardwebhooks'
 import { buildTestApp } from '../helpers/app.js'
-import { createTenant } from '../helpers/fixtures.js'
+import { createJob, createTenant } from '../helpers/fixtures.js'
+import { startReceiver } from '../helpers/webhook-receiver.js'
 import { makeEndpoint } from '../helpers/webhooks.js'
+import { setEndpointStatus } from '../../src/webhooks/admin.js'
 
 // What a partner with an ordinary webhooks:write key may send, as the review of issue 55 sent
 // it: every malformed value a 400 in the error shape (never a 500, never stored as something
 // else), on both databases.
 
-const { app, prisma } = await buildTestApp(t, { env: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' } })
+const { app, prisma, db } = await buildTestApp(t, { env: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' } })
 const acme = await createTenant(prisma)
 const url = 'http://127.0.0.1:9/hooks'
 const send = async (method: 'POST' | 'PATCH' | 'GET', path: string, payload?: string) => await app.inject({
@@ -73,4 +76,44 @@ t.test('query integers are decimal digits: 0x10, 0b11, 0o7, 1e1, " 5" and "+5" a
     }
     t.equal((await send('GET', `${path}?limit=16`)).statusCode, 200, `${path}?limit=16`)
   }
+})
+
+t.test('two rotations at once: both secrets answered sign the deliveries during their grace (5 rounds)', async t => {
+  const receiver = await startReceiver()
+  t.teardown(receiver.close)
+  for (let round = 1; round <= 5; round++) {
+    const tenant = await createTenant(prisma)
+    const endpoint = await makeEndpoint(app, tenant, receiver.url)
+    const rotate = async () => await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/rotate_secret`, headers: tenant.auth, payload: {} })
+    const answers = await Promise.all([rotate(), rotate()])
+    t.same(answers.map(a => a.statusCode), [200, 200], `round ${round}: both rotations answered`)
+    const job = await createJob(prisma, tenant)
+    t.ok(await receiver.until(r => r.some(x => x.jobId === job.id)), `round ${round}: the job's event arrives`)
+    const delivery = receiver.received.find(x => x.jobId === job.id)!
+    for (const [i, answer] of answers.entries()) {
+      let verified = true
+      try { new Webhook(answer.json().secret).verify(delivery.body, delivery.headers as Record<string, string>) } catch { verified = false }
+      t.ok(verified, `round ${round}: the secret of rotation ${i + 1} verifies the delivery`)
+    }
+  }
+})
+
+t.test('an endpoint an operator disabled stays disabled: the partner\'s PATCH to enable it is a 409 naming why', async t => {
+  const endpoint = await makeEndpoint(app, acme, url)
+  const path = `/api/webhook_endpoints/${endpoint.id}`
+  t.ok(await setEndpointStatus(db, endpoint.id, false), 'admin disable-endpoint')
+  const refused = await send('PATCH', path, '{"status": "enabled"}')
+  t.equal(refused.statusCode, 409)
+  t.match(refused.json(), { code: 'disabled_by_operator', error: /operator/ })
+  t.match((await send('GET', path)).json(), { status: 'disabled', disabled_reason: 'operator' }, 'still disabled')
+  t.match((await send('PATCH', path, '{"status": "disabled", "description": "paused"}')).json(), { status: 'disabled', disabled_reason: 'operator', description: 'paused' }, 'a PATCH to disabled leaves the operator\'s reason (which would let the partner enable it after)')
+  t.equal((await send('PATCH', path, '{"status": "enabled"}')).statusCode, 409, 'so enabling is still refused')
+  for (const op of ['recover', 'test']) {
+    const res = await send('POST', `${path}/${op}`, op === 'recover' ? '{"since": "2026-01-01T00:00:00Z"}' : '{}')
+    if (op === 'test' && res.statusCode === 404) continue // before the test event exists
+    t.equal(res.statusCode, 409, `${op}: 409 too`)
+  }
+  t.ok(await setEndpointStatus(db, endpoint.id, true), 'admin enable-endpoint')
+  t.match((await send('PATCH', path, '{"status": "disabled"}')).json(), { status: 'disabled', disabled_reason: 'requested' })
+  t.match((await send('PATCH', path, '{"status": "enabled"}')).json(), { status: 'enabled', disabled_reason: null }, 'once an operator enabled it, the partner may disable and enable it again')
 })

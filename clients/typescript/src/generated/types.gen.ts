@@ -25,7 +25,7 @@ export type ApiError = {
      */
     error: string;
     /**
-     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `sync_token_expired`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`, `insufficient_scope`. Treat an unknown value like the HTTP status alone.
+     * Machine-readable code, stable across releases. Known values: `invalid_request`, `unauthorized`, `upgrade_required`, `not_found`, `method_not_allowed`, `not_acceptable`, `request_timeout`, `conflict`, `sync_token_expired`, `payload_too_large`, `uri_too_long`, `unsupported_media_type`, `idempotency_key_reused`, `rate_limited`, `headers_too_large`, `internal`, `unavailable`, `insufficient_scope`, `endpoint_limit_reached`, `disabled_by_operator`, `idempotency_key_in_use`. Treat an unknown value like the HTTP status alone.
      */
     code: string;
     /**
@@ -1126,6 +1126,10 @@ export type UpdateWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): `status: enabled` is refused; only an operator enables it again.
+     */
+    409: ApiError;
+    /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
@@ -1348,6 +1352,10 @@ export type RedeliverWebhookEventErrors = {
      */
     408: ApiError;
     /**
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.
+     */
+    409: ApiError;
+    /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
@@ -1418,6 +1426,10 @@ export type RecoverWebhookEventsErrors = {
      * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
      */
     408: ApiError;
+    /**
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.
+     */
+    409: ApiError;
     /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
