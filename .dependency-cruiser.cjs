@@ -13,7 +13,7 @@ const LAYERS = [
   { name: 'features', path: '^src/(jobs|me|health|admin|demo)/', folders: ['jobs', 'me', 'health', 'admin', 'demo'] },
   // Webhooks read the change log as sync does: a feature built on jobs/.
   { name: 'features on features', path: '^src/webhooks/' },
-  { name: 'app', path: '^src/(app|server-options)\\.ts$' },
+  { name: 'app', path: '^src/(app|server-options|validation)\\.ts$' },
   { name: 'entries', path: '^src/(server|migrate)\\.ts$' },
 ]
 

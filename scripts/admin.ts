@@ -155,7 +155,7 @@ const commands: Record<string, Command> = {
     return async (_prisma, database, config) => {
       const scheduled = await recoverEndpoint(database, config, id, since)
       if (scheduled === null) throw new Error('No endpoint matched.')
-      return { id, scheduled }
+      return { id, ...scheduled }
     }
   },
 }

@@ -172,7 +172,7 @@ t.test('webhook endpoints (issue 41): list, disable, enable, recover what was gi
   t.match(JSON.parse((await admin('enable-endpoint', '--id', endpointId)).stdout), { status: 'enabled' })
   const recovered = await admin('recover-endpoint', '--id', endpointId, '--since', new Date(Date.now() - 3_600_000).toISOString())
   t.equal(recovered.status, 0, recovered.stderr)
-  t.same(JSON.parse(recovered.stdout), { id: endpointId, scheduled: 1 })
+  t.same(JSON.parse(recovered.stdout), { id: endpointId, scheduled: 1, skipped: 0, more: false })
   const queued = await onDatabase(admin, 'SELECT data->\'events\'->0->>\'id\' AS id, (data->\'events\'->0->>\'attempt\')::int AS attempt FROM pgboss.job WHERE name = \'webhook-delivery\'')
   t.same(queued, [{ id: 'msg_given_up', attempt: 9 }], 'the event is queued again, its next attempt, with its webhook-id')
   const missing = await admin('disable-endpoint', '--id', '11111111-1111-4111-8111-111111111111')

@@ -30,6 +30,7 @@ SELECT format('GRANT EXECUTE ON FUNCTION keep_zone_rules(text) TO %I', :'role') 
 -- delivery attempt (written by the delivery worker, pruned past its retention).
 SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON webhook_endpoints, webhook_deliveries TO %I', :'role') \gexec
 SELECT format('GRANT SELECT, INSERT, DELETE ON webhook_delivery_batches TO %I', :'role') \gexec
+SELECT format('GRANT SELECT, INSERT, UPDATE, DELETE ON idempotency_keys TO %I', :'role') \gexec
 -- The job queue (pg-boss, in its schema pgboss, which the migrate step installs as the owner):
 -- its tables' rows and its functions, never its schema; tables a later release of pg-boss
 -- adds get the same from the default privileges below.

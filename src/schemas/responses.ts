@@ -78,7 +78,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorStatus, string>> = {
   401: 'A valid API key is required: send `Authorization: Bearer <api key>`.',
   403: 'Pro subscription required',
   404: 'Job not found',
-  409: 'An operator of the service disabled this endpoint: only an operator can enable it again (ask support).',
+  409: 'The request conflicts with the state of what it names.',
   410: 'This sync token has expired: list the jobs again from the first page to get a new one.',
   408: `Request Timeout: the request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s`,
   414: `URI Too Long: the query string is longer than ${MAX_QUERY_LENGTH} characters`,
@@ -94,11 +94,13 @@ const EXTRA_HEADERS: Partial<Record<ErrorStatus, Record<string, unknown>>> = {
   503: { 'Retry-After': RETRY_AFTER },
 }
 
-function errorExample (status: ErrorStatus): Record<string, unknown> {
-  const example: Record<string, unknown> = { error: EXAMPLE_MESSAGES[status], code: ERROR_CODES[status], request_id: '4f9c1c1e-8f0a-4c1b-9d7e-3b2a1d0c9e8f' }
+/** An operation's own account of a status: its description, and the code and message of its example. */
+export interface ErrorCase { description: string, code: string, error: string }
+
+function errorExample (status: ErrorStatus, own?: ErrorCase): Record<string, unknown> {
+  const example: Record<string, unknown> = { error: own?.error ?? EXAMPLE_MESSAGES[status], code: own?.code ?? ERROR_CODES[status], request_id: '4f9c1c1e-8f0a-4c1b-9d7e-3b2a1d0c9e8f' }
   if (status === 400) example.details = [{ path: 'params/jobId', message: 'must match format "uuid"' }]
   if (status === 403) example.upgrade_url = '/dashboard/billing'
-  if (status === 409) example.code = 'disabled_by_operator'
   return example
 }
 
@@ -139,10 +141,15 @@ function forbiddenResponse ({ scope, plan = false }: Forbidden): Record<string, 
  * The documented error responses of an operation (its own `statuses` and those of every
  * operation), each with the shared schema and an example; a 403 when `forbidden` names why.
  */
-export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string>> = {}, forbidden: Forbidden = {}): Record<number, unknown> {
+export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string | ErrorCase>> = {}, forbidden: Forbidden = {}): Record<number, unknown> {
   const canForbid = forbidden.scope !== undefined || forbidden.plan === true
   const all = [...new Set([...statuses, ...EVERY_OPERATION, ...(canForbid ? [403 as const] : [])])].sort((a, b) => a - b)
   return Object.fromEntries(all.map(status => [status, status === 403
     ? forbiddenResponse(forbidden)
-    : jsonResponse(Type.Ref(ErrorSchema), overrides[status] ?? DESCRIPTIONS[status] ?? 'Error.', errorExample(status), EXTRA_HEADERS[status])]))
+    : errorResponse(status, overrides[status])]))
+}
+
+function errorResponse (status: ErrorStatus, own: string | ErrorCase | undefined): Record<string, unknown> {
+  const description = typeof own === 'string' ? own : own?.description
+  return jsonResponse(Type.Ref(ErrorSchema), description ?? DESCRIPTIONS[status] ?? 'Error.', errorExample(status, typeof own === 'object' ? own : undefined), EXTRA_HEADERS[status])
 }

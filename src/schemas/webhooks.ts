@@ -7,7 +7,7 @@ import { Count, Nullable, StringEnum, Timestamp, Uuid, Word } from './types.js'
 
 export const WEBHOOK_EVENT_TYPES = ['job.updated', 'job.deleted'] as const
 export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const
-export const DISABLED_REASONS = ['requested', 'gone', 'failing', 'key_revoked', 'operator'] as const
+export const DISABLED_REASONS = ['requested', 'gone', 'failing', 'key_revoked', 'key_moved', 'operator'] as const
 const CURSOR = { minLength: 1, maxLength: 512 }
 
 const Url = (options: Record<string, unknown> = {}) => Type.String({
@@ -32,7 +32,7 @@ export const WebhookEndpointSchema = Type.Object({
   events: Events(),
   description: Nullable(Type.String({ maxLength: 500 }), { description: 'Free text, for the partner.' }),
   status: StringEnum(ENDPOINT_STATUSES, { description: '`enabled`: sent events. `disabled`: sent nothing (see `disabled_reason`); what it misses is recorded as failed deliveries, which `recover` resends once it is enabled again.' }),
-  disabled_reason: Nullable(Word(), { description: `Why it is disabled: ${DISABLED_REASONS.map(r => `\`${r}\``).join(', ')} (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it was revoked; an operator). Null while enabled. More may be added.` }),
+  disabled_reason: Nullable(Word(), { description: `Why it is disabled: ${DISABLED_REASONS.map(r => `\`${r}\``).join(', ')} (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it, or enabled it last, was revoked, or its user moved to another organization: enable it with a key of this organization to be told again; an operator, who alone enables it again). Null while enabled. More may be added.` }),
   created_at: Timestamp({ description: 'Creation time.' }),
   updated_at: Timestamp({ description: 'Last change by the partner (or the service disabling it).' }),
 }, { $id: 'WebhookEndpoint', title: 'WebhookEndpoint', description: 'A webhook endpoint of the organization: it is told of the organization\'s job changes, as the API key that made it may read them.', additionalProperties: false })
@@ -80,8 +80,10 @@ export const WebhookSecretRotatedSchema = Type.Object({
 }, { $id: 'WebhookSecretRotated', title: 'WebhookSecretRotated', description: 'The endpoint\'s new signing secret (shown this once).', additionalProperties: false })
 
 export const WebhookEventsScheduledSchema = Type.Object({
-  scheduled: Count({ description: 'Events scheduled to be sent again.' }),
-}, { $id: 'WebhookEventsScheduled', title: 'WebhookEventsScheduled', description: 'Events scheduled to be sent again, at once.', additionalProperties: false })
+  scheduled: Count({ description: 'Events scheduled to be sent again, at once, by this call.' }),
+  skipped: Count({ description: 'Events it would have scheduled that were already queued or being sent (or, for redeliver, delivered since): not sent twice.' }),
+  more: Type.Boolean({ description: 'There are more events to recover than one call schedules: call again with the same `since`.' }),
+}, { $id: 'WebhookEventsScheduled', title: 'WebhookEventsScheduled', description: 'What a call to send events again did.', additionalProperties: false })
 
 export const CreateWebhookEndpointBody = Type.Object({
   url: Url(),

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
-import { recover } from './deliveries.js'
+import { recover, type Scheduled } from './recovery.js'
 import { Webhooks, webhookSettings } from './service.js'
 
 // The operator's webhook commands (npm run admin -- list-endpoints, disable-endpoint,
@@ -26,7 +26,7 @@ export async function setEndpointStatus (database: Database, id: string, enabled
 }
 
 /** Schedules again what the endpoint was given up on since `since` (as POST …/recover); null when there is no such endpoint. */
-export async function recoverEndpoint (database: Database, config: Config, id: string, since: Date): Promise<number | null> {
+export async function recoverEndpoint (database: Database, config: Config, id: string, since: Date): Promise<Scheduled | null> {
   if (await database.prisma.webhookEndpoint.count({ where: { id } }) === 0) return null
   // Only the queue: the command delivers nothing itself.
   const webhooks = new Webhooks(database, { ...webhookSettings(config), worker: false }, { warn: () => {} } as never)

@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { deliveryEndpoint, type DeliveryEndpoint } from './delivery-endpoint.js'
 import { enqueueEvents, type DeliveryJob } from './delivery-queue.js'
-import type { Batch } from './dispatch.js'
+import type { Batch } from './batch.js'
 import type { AttemptResult, EgressGuard } from './egress.js'
 import { eventBody, type WebhookEvent } from './events.js'
 import type { SecretBox } from './secrets.js'
@@ -119,9 +119,11 @@ export class Deliverer {
   async deliver (job: DeliveryJob): Promise<void> {
     const endpoint = await deliveryEndpoint(this.deps.primary, job.endpointId)
     if (endpoint === undefined) return // deleted, with its record
-    if (endpoint.status !== 'enabled') {
-      // Recorded, not sent: `recover` resends them once it is enabled again.
-      const failed: Attempt[] = job.events.map(event => ({ event, outcome: 'failed', statusCode: null, error: 'endpoint disabled', durationMs: null, nextAttemptAt: null }))
+    if (endpoint.status !== 'enabled' || !endpoint.makerMayRead) {
+      // Recorded, not sent: `recover` resends them once it is enabled again (by a key that may
+      // read: the dispatcher disables one whose maker may not, at its next run).
+      const error = endpoint.status !== 'enabled' ? 'endpoint disabled' : 'not sent: the key that made the endpoint may no longer read the organization'
+      const failed: Attempt[] = job.events.map(event => ({ event, outcome: 'failed', statusCode: null, error, durationMs: null, nextAttemptAt: null }))
       await this.deps.primary.execute(RECORD(job.endpointId, new Date(), failed))
       job.events.forEach(() => { this.deps.outcomes.attempt('endpoint_disabled') })
       return

@@ -1,21 +1,17 @@
 import type { Prisma } from '../db/database.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import type { WebhookDelivery } from '../schemas/webhooks.js'
-import { enqueueEvents } from './delivery-queue.js'
-import type { EventType, WebhookEvent } from './events.js'
-import type { Webhooks } from './service.js'
 
 // An endpoint's delivery record: a row per attempt (webhook_deliveries), and a row per batch
 // of first attempts delivered (webhook_delivery_batches, whose attempt i has the row's id with
-// i in its last 16 bits), read as one: its pages, a redelivery of one event, the recovery of
-// every event given up since a time, and the retention. Each query is scoped to the caller's
-// organization through the endpoint.
+// i in its last 16 bits), read as one: its pages and the retention (sending again:
+// recovery.ts). Each query is scoped to the caller's organization through the endpoint.
 
 /**
  * The attempts of the batches among `batches` (SQL), one row each, as webhook_deliveries has
  * them: of each batch, the newest `cap` (all when undefined) of those before `after`.
  */
-const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, after?: { at: Date, id: string }): PrismaSql.Sql => PrismaSql.sql`
+export const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, after?: { at: Date, id: string }): PrismaSql.Sql => PrismaSql.sql`
   SELECT u.id, u.event_id, u.event_type, u.job_id, b.event_at,
          1 AS attempt, 'delivered' AS outcome, u.status_code, NULL::text AS error, u.duration_ms, b.attempted_at, NULL::timestamptz AS next_attempt_at
   FROM (${batches}) b CROSS JOIN LATERAL (
@@ -69,39 +65,6 @@ export async function listDeliveries (prisma: Prisma, endpointId: string, limit:
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   return { deliveries: page.map(present), hasMore: rows.length > limit, ...(last !== undefined ? { last: { at: last.attemptedAt, id: last.id } } : {}) }
-}
-
-/** The event of a row, as its next attempt (the same webhook-id). */
-const nextAttempt = (endpointId: string, row: { eventId: string, eventType: string, jobId: string | null, eventAt: Date }, attempt: number): WebhookEvent =>
-  ({ id: row.eventId, type: row.eventType as EventType, subject: row.jobId ?? endpointId, at: row.eventAt.toISOString(), attempt })
-
-/** Schedules the event of one attempt again, at once; false when the attempt is not the endpoint's. */
-export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId: string, deliveryId: string): Promise<boolean> {
-  const [row] = await prisma.$queryRaw<Array<{ eventId: string, eventType: string, jobId: string | null, eventAt: Date }>>`
-    SELECT event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt" FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND endpoint_id = ${endpointId}::uuid
-    UNION ALL
-    SELECT event_id, event_type, job_id, event_at FROM (${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE id = overlay(${deliveryId}::uuid::text placing '0000' from 33)::uuid AND endpoint_id = ${endpointId}::uuid`, undefined)}) a
-    WHERE a.id = ${deliveryId}::uuid`
-  if (row === undefined) return false
-  const last = await prisma.webhookDelivery.aggregate({ where: { endpointId, eventId: row.eventId }, _max: { attempt: true } })
-  // A batch's attempt is the first: later ones, if any, are rows.
-  await enqueueEvents(await webhooks.queue(), endpointId, [nextAttempt(endpointId, row, Math.max(last._max.attempt ?? 0, 1) + 1)])
-  return true
-}
-
-/**
- * Schedules again, at once, every event of the endpoint whose last attempt since `since`
- * failed and will not be tried again (given up, or recorded while the endpoint was disabled).
- */
-export async function recover (prisma: Prisma, webhooks: Webhooks, endpointId: string, since: Date): Promise<number> {
-  const given = await prisma.$queryRaw<Array<{ eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number }>>`
-    SELECT event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt
-    FROM (SELECT DISTINCT ON (event_id) event_id, event_type, job_id, event_at, attempt, outcome, next_attempt_at
-          FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND attempted_at >= ${since}
-          ORDER BY event_id, attempted_at DESC, attempt DESC) latest
-    WHERE outcome = 'failed' AND next_attempt_at IS NULL`
-  await enqueueEvents(await webhooks.queue(), endpointId, given.map(row => nextAttempt(endpointId, row, row.attempt + 1)))
-  return given.length
 }
 
 /** Deletes the attempts older than `days`, endpoint by endpoint (its index), a batch at a time. */

@@ -10,6 +10,8 @@ export const DeliveryEndpointRow = Type.Object({
   previousSecret: OrNull(Type.String()),
   previousSecretUntil: OrNull(Type.Date()),
   failingSince: OrNull(Type.Date()),
+  /** The key that made it is valid and its user still of the endpoint's organization (what the dispatcher checks). */
+  makerMayRead: Type.Boolean(),
 })
 export type DeliveryEndpoint = Static<typeof DeliveryEndpointRow>
 
@@ -19,8 +21,10 @@ export type DeliveryEndpoint = Static<typeof DeliveryEndpointRow>
  */
 export async function deliveryEndpoint (primary: SqlReader, id: string): Promise<DeliveryEndpoint | undefined> {
   const [endpoint] = await primary.rows(DeliveryEndpointRow, PrismaSql.sql`
-    SELECT url, status::text AS status, encode(secret, 'base64') AS secret, encode(previous_secret, 'base64') AS "previousSecret",
-           previous_secret_until AS "previousSecretUntil", failing_since AS "failingSince"
-    FROM webhook_endpoints WHERE id = ${id}::uuid`)
+    SELECT e.url, e.status::text AS status, encode(e.secret, 'base64') AS secret, encode(e.previous_secret, 'base64') AS "previousSecret",
+           e.previous_secret_until AS "previousSecretUntil", e.failing_since AS "failingSince",
+           coalesce(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND u.organization_id = e.organization_id, false) AS "makerMayRead"
+    FROM webhook_endpoints e LEFT JOIN api_keys k ON k.id = e.api_key_id LEFT JOIN users u ON u.id = k.user_id
+    WHERE e.id = ${id}::uuid`)
   return endpoint
 }

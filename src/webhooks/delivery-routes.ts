@@ -6,16 +6,17 @@ import { ConditionalHeaders } from '../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse, writeResponse } from '../schemas/responses.js'
 import { DeliveryParams, EndpointParams, ListQuery, RecoverBody, WebhookDeliveryListSchema, WebhookEventsScheduledSchema } from '../schemas/webhooks.js'
 import type { SignedJson } from '../signed-json.js'
-import { endpointState, listDeliveries, recover, redeliver } from './deliveries.js'
+import { endpointState, listDeliveries } from './deliveries.js'
+import { recover, RECOVER_MAX, redeliver } from './recovery.js'
 import { endpointNotFound, knownFieldsOnly } from './endpoint-routes.js'
-import { disabledByOperator } from './endpoints.js'
+import { DISABLED_BY_OPERATOR, disabledByOperator } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
 import type { Webhooks } from './service.js'
 
 // An endpoint's deliveries: the record of every attempt, and sending events again (issue 41).
 
 const NOT_FOUND = { 404: 'No such endpoint (or attempt) in the caller\'s organization.' }
-const OPERATOR = { 409: 'An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.' }
+const OPERATOR = { 409: DISABLED_BY_OPERATOR }
 const tags = ['Webhooks']
 // What a timestamp may be (RFC 3339's years, in UTC): year 0, which an offset can reach, is
 // not PostgreSQL's.
@@ -59,12 +60,12 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     schema: {
       operationId: 'redeliverWebhookEvent',
       summary: 'Send an event again',
-      description: 'Sends the event of this attempt again, at once, with the same `webhook-id` (a receiver that has it already ignores it). The endpoint must be enabled. Needs `webhooks:write`.',
+      description: 'Sends the event of this attempt again, at once, with the same `webhook-id` (a receiver that has it already ignores it), unless it is already queued or being sent, or an attempt after this one delivered it (`skipped`: redeliver that later attempt to send it again). So calls at once, or a call retried, send it once. The endpoint must be enabled. Needs `webhooks:write`.',
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: DeliveryParams,
       response: {
-        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 1 }),
+        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled, or skipped (already scheduled, or delivered since).', { scheduled: 1, skipped: 0, more: false }),
         ...errorResponses([400, 401, 404, 409], { ...NOT_FOUND, ...OPERATOR }, { scope: 'webhooks:write' }),
       },
     },
@@ -72,9 +73,10 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
     if (!state.enabled) throw disabled(state)
-    if (!await redeliver(app.prisma, webhooks, request.params.endpointId, request.params.deliveryId)) throw new ApiError(404, 'Webhook delivery not found')
+    const done = await redeliver(app.prisma, webhooks, request.params.endpointId, request.params.deliveryId)
+    if (done === undefined) throw new ApiError(404, 'Webhook delivery not found')
     reply.code(202)
-    return { scheduled: 1 }
+    return done
   })
 
   app.post('/webhook_endpoints/:endpointId/recover', {
@@ -82,13 +84,13 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     schema: {
       operationId: 'recoverWebhookEvents',
       summary: 'Send again what failed since a time',
-      description: 'Sends again, at once, every event whose last attempt since `since` failed and will not be tried again: given up after the last retry, or missed while the endpoint was disabled. So nothing a disabled endpoint missed is lost: enable it, then recover from when it was disabled. The endpoint must be enabled. Needs `webhooks:write`.',
+      description: `Sends again, at once, every event whose last attempt since \`since\` failed and will not be tried again: given up after the last retry, or missed while the endpoint was disabled. So nothing a disabled endpoint missed is lost: enable it, then recover from when it was disabled. Idempotent: an event already queued or being sent is not queued again (\`skipped\`), so calls at once, or a call retried, send each event once. At most ${RECOVER_MAX} events a call: with \`more\`, call again with the same \`since\` for the rest. The endpoint must be enabled. Needs \`webhooks:write\`.`,
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: EndpointParams,
       body: RecoverBody,
       response: {
-        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 12 }),
+        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 12, skipped: 3, more: false }),
         ...errorResponses([400, 401, 404, 409], { ...NOT_FOUND, ...OPERATOR }, { scope: 'webhooks:write' }),
       },
     },
@@ -99,7 +101,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     if (state === null) throw endpointNotFound()
     if (!state.enabled) throw disabled(state)
     reply.code(202)
-    return { scheduled: await recover(app.prisma, webhooks, request.params.endpointId, since) }
+    return await recover(app.prisma, webhooks, request.params.endpointId, since)
   })
 }
 

@@ -1,138 +1,122 @@
-import { hasProAccess } from '../auth/caller.js'
-import { grantedScopes } from '../auth/scopes.js'
 import type { Prisma } from '../db/database.js'
 import { clientReader } from '../db/rows.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
-import { historyId } from '../jobs/sync/history.js'
-import { changesPage, type ChangesPage } from '../jobs/sync/page.js'
-import { quietSince } from '../jobs/sync/quiet.js'
-import { bounded, intersect, parseSnapshot, snapshotText } from '../jobs/sync/snapshot.js'
-import type { DeliveryEndpoint } from './delivery-endpoint.js'
-import { changeEventId, resetEventId, type WebhookEvent } from './events.js'
-import { readPosition, storedPosition, type EndpointPosition } from './position.js'
+import type { Batch } from './batch.js'
+import { leaseEndpoints } from './batch.js'
+import { chunksOf, dispatchCandidates, type Chunk, type ChunkEndpoint } from './dispatch-candidates.js'
+import { chunkEvents } from './dispatch-events.js'
+import { isolated, quietChunks, readChanges, type ChunkRead } from './dispatch-read.js'
+import { storedPosition, type EndpointPosition } from './position.js'
 
 // The dispatcher: reads the change log for every enabled endpoint as a sync reader would
-// (src/jobs/sync/page.ts, from the endpoint's position) and hands each endpoint with events a
-// batch to send (src/webhooks/deliver.ts, sendBatch), which moves the position on only once
-// its events are sent or queued. Until then the endpoint is leased (sending_until): no run
-// reads it again, so a change is sent before its position passes it, whatever fails when;
-// writers pay nothing for it (the log is the sync's). One run at a time over every instance
-// (an advisory lock); the argument is docs/webhooks-design.md, "Why no change is missed".
+// (from the endpoint's position), in chunks of endpoints at one position, and hands each
+// endpoint with events a batch to send (src/webhooks/deliver.ts, sendBatch), which moves the
+// position on only once its events are sent or queued. Until then the endpoint is leased
+// (sending_until): no run reads it again, so a change is sent before its position passes it,
+// whatever fails when; writers pay nothing for it (the log is the sync's). One run at a time
+// over every instance (an advisory lock); docs/webhooks-design.md, "Why no change is missed".
 
 const DISPATCH_LOCK = 8146720561340519
-/** Changes read for one group of endpoints in one run; the rest in the next (its position says where). */
-const CHANGES_PER_RUN = 5000
 /**
- * Events a run may enqueue (changes read times the endpoints told), over every group; a group
- * reads at most its share, and the groups left wait for the next run. It bounds the run's
- * transaction, which a partner's PATCH of an endpoint waits for: 5,000 changes to 10
- * endpoints held one past the API's statement timeout (4 s) in the webhooks bench.
+ * Events a run hands out (changes read times the endpoints told, resets included), over every
+ * chunk, whatever the fan-out: it bounds the run's memory and its transaction, which a
+ * partner's PATCH waits for. Each organization is given a fair share of what is left.
  */
-const EVENTS_PER_RUN = 10_000
-/** Runs of this process: where the next starts in the list of groups. */
-let runs = 0
-/** Changes a group reads at least in a run, however many endpoints it tells. */
-const LEAST_PER_GROUP = 100
+export const EVENTS_PER_RUN = 10_000
+/** Changes one page reads at most; pages read powers of two (a statement text each). */
+const MOST_PER_PAGE = 4096
+/** A quiet endpoint's position is moved on once older than this: not every run, a row each. */
+const QUIET_MOVE_MS = 60_000
+/** The wait before a chunk whose read failed is read again, doubling to at most 5 minutes. */
+const pauseMs = (failures: number): number => Math.min(300_000, 1000 * 2 ** Math.min(failures, 9))
 
-export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number, batches: Batch[] }
+/**
+ * The round robin of this process's runs: the last organization read (the next run starts
+ * after it), and in each organization cut short, its last chunk read (its next read starts
+ * after it). So one organization's chunks never hold the others back.
+ */
+let lastOrganization = ''
+const lastChunk = new Map<string, string>()
 
-/** An endpoint's events to send, and where its position goes once they are sent (or queued). */
-export interface Batch {
-  endpointId: string
-  endpoint: DeliveryEndpoint
-  events: WebhookEvent[]
-  next: EndpointPosition
-  /** The lease this run took (sending_until): the position moves only while it is still this. */
-  lease: Date
-  /** With read replicas: the primary's WAL position past every change sent (delivery-queue.ts, DeliveryJob.lsn). */
-  lsn?: string
+export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number, failed: number, batches: Batch[] }
+
+/** Changes for a chunk of `size` endpoints given `share` events: at least one, a power of two. */
+function pageLimit (share: number, size: number): number {
+  const changes = Math.max(1, Math.min(MOST_PER_PAGE, Math.floor(share / size)))
+  return 2 ** Math.floor(Math.log2(changes))
 }
 
-interface Endpoint {
-  id: string
-  organizationId: string
-  url: string
-  events: string[]
-  position: unknown
-  secret: Uint8Array
-  previousSecret: Uint8Array | null
-  previousSecretUntil: Date | null
-  failingSince: Date | null
-  apiKey: { revokedAt: Date | null, expiresAt: Date | null, scopes: string[] } | null
-  organization: { plan: 'free' | 'pro', subscriptionStatus: 'active' | 'trialing' | 'past_due' | 'canceled', currentPeriodEnd: Date | null }
+/** `items` from the first after `last` (by `key`), round the end and back. */
+function after<T> (items: T[], key: (item: T) => string, last: string | undefined): T[] {
+  const start = last === undefined ? 0 : Math.max(0, items.findIndex(item => key(item) > last))
+  return [...items.slice(start), ...items.slice(0, start)]
 }
 
-/** What an endpoint may be told now: as the key that made it may read (the rule sync follows). */
-function readable (endpoint: Endpoint, now: Date): { jobs: boolean, analytics: boolean } | undefined {
-  const key = endpoint.apiKey
-  if (key === null || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) return undefined
-  const scopes = grantedScopes(key.scopes)
-  const subscription = { plan: endpoint.organization.plan, status: endpoint.organization.subscriptionStatus, currentPeriodEnd: endpoint.organization.currentPeriodEnd }
-  return { jobs: scopes.includes('jobs:read'), analytics: scopes.includes('analytics:read') && hasProAccess(subscription, now) }
+/** The chunks by organization, each in round-robin order: organizations, then chunks in each. */
+function byOrganization (chunks: Chunk[]): Chunk[][] {
+  const organizations = new Map<string, Chunk[]>()
+  for (const chunk of chunks) organizations.set(chunk.organizationId, [...organizations.get(chunk.organizationId) ?? [], chunk])
+  for (const id of lastChunk.keys()) if (!organizations.has(id)) lastChunk.delete(id)
+  const ordered = after([...organizations.keys()].sort(), id => id, lastOrganization)
+  return ordered.map(id => after(organizations.get(id)!.sort((a, b) => a.key < b.key ? -1 : 1), c => c.key, lastChunk.get(id)))
 }
-
-/** The point a page's statement saw: where a position starts over. */
-const pointOf = (page: ChangesPage, allowed: { jobs: boolean, analytics: boolean }): EndpointPosition => ({
-  since: bounded(parseSnapshot(page.snapshot)!),
-  generation: page.generation,
-  history: historyId(page.history),
-  analytics: allowed.analytics,
-  jobs: allowed.jobs,
-})
 
 type Tx = PrismaNamespace.TransactionClient
+interface Read { chunk: Chunk, read: ChunkRead, quiet: boolean }
+/** What a run may hand out: events, and batches (endpoints leased), what the sender has room for. */
+export interface Budget { events: number, batches: number }
 
 /**
- * Reads what changed since `position` for one organization (at most `most` changes: one page
- * of the change log, in its order) and where the position goes next: the intersection of what
- * this page and the earlier ones of a position cut short saw, or, cut short again, where the
- * next run resumes. `reset`: the position can no longer be answered exactly (expired, another
- * database history, or the key may now read what earlier runs skipped).
+ * Reads the chunks' changes until the budget is spent: each organization a fair share of
+ * what is left (at least a chunk of it, a change each, while the budget allows), each of its
+ * chunks a fair share of that. A chunk whose read fails is undone alone (a savepoint) and
+ * returned among `failed`.
  */
-async function readChanges (tx: Tx, organizationId: string, position: EndpointPosition, allowed: { jobs: boolean, analytics: boolean }, most: number): Promise<{ changes: ChangesPage['changes'], next: EndpointPosition, reset: boolean }> {
-  const after = position.resume?.after
-  const page = await changesPage(clientReader(tx), organizationId, { since: { seen: position.since, generation: position.generation }, limit: most, analytics: allowed.analytics, ...(after !== undefined ? { after } : {}) })
-  const here = parseSnapshot(page.snapshot)!
-  const skippedBefore = (allowed.analytics && !position.analytics) || (allowed.jobs && !position.jobs)
-  if (page.expired || historyId(page.history) !== position.history || skippedBefore) return { changes: [], next: pointOf(page, allowed), reset: true }
-  const seen = position.resume === undefined ? here : intersect(position.resume.seen, here)
-  const told = { analytics: position.analytics && allowed.analytics, jobs: position.jobs && allowed.jobs }
-  if (page.nextAfter === undefined) return { changes: page.changes, next: { since: bounded(seen), generation: position.generation, history: position.history, ...told }, reset: false }
-  return { changes: page.changes, next: { ...position, ...told, resume: { after: page.nextAfter, seen } }, reset: false }
+async function readChunks (tx: Tx, chunks: Chunk[], at: number, budget: Budget): Promise<{ reads: Read[], failed: Array<{ chunk: Chunk, error: unknown }> }> {
+  const quiet = await quietChunks(tx, chunks, at)
+  const reads: Read[] = [...quiet].map(([chunk, next]) => ({ chunk, read: { changes: [], next, reset: false }, quiet: true }))
+  const failed: Array<{ chunk: Chunk, error: unknown }> = []
+  let { events, batches } = budget
+  const organizations = byOrganization(chunks.filter(c => !quiet.has(c)))
+  for (const [i, organization] of organizations.entries()) {
+    let share = Math.floor(events / (organizations.length - i))
+    for (const [j, chunk] of organization.entries()) {
+      const size = chunk.endpoints.length
+      if (events < size || batches < size) return { reads, failed } // the next run starts here
+      if (j > 0 && share < size) break // this organization's share is spent: its next chunk starts the next run
+      // Its share of the organization's, among the chunks of it this run can still lease.
+      const servable = Math.max(1, Math.min(organization.length - j, Math.floor(batches / size)))
+      const most = pageLimit(Math.floor(share / servable), size)
+      lastOrganization = chunk.organizationId
+      lastChunk.set(chunk.organizationId, chunk.key)
+      const outcome = await isolated(tx, async () => await readChanges(tx, chunk, most, at))
+      if ('error' in outcome) { failed.push({ chunk, error: outcome.error }); continue }
+      const spent = (outcome.value.reset ? 1 : outcome.value.changes.length) * size
+      share -= spent
+      events -= spent
+      if (spent > 0) batches -= size
+      reads.push({ chunk, read: outcome.value, quiet: false })
+    }
+  }
+  return { reads, failed }
 }
 
-interface Group { organizationId: string, position: EndpointPosition | undefined, allowed: { jobs: boolean, analytics: boolean }, endpoints: Endpoint[] }
-
-/**
- * The groups with nothing to read (quietSince), and the position each moves to: this
- * transaction's snapshot, as a page would have given. Only plain positions: one cut short,
- * unreadable, or that the key may now read more of is read by pages. An idle run so costs
- * one statement, not a page per group (on the embedded database, about the interval's CPU).
- */
-async function quietGroups (tx: Tx, groups: Group[]): Promise<Map<Group, EndpointPosition>> {
-  const plain = groups.filter(g => g.position !== undefined && g.position.resume === undefined &&
-    !(g.allowed.analytics && !g.position.analytics) && !(g.allowed.jobs && !g.position.jobs))
-  const quiet = new Map<Group, EndpointPosition>()
-  if (plain.length === 0) return quiet
-  const found = await quietSince(clientReader(tx), plain.map(g => ({ organizationId: g.organizationId, since: g.position!.since })))
-  const since = bounded(parseSnapshot(found.snapshot)!)
-  plain.forEach((group, i) => {
-    const position = group.position!
-    if (found.quiet[i] !== true || found.generation !== position.generation || historyId(found.history!) !== position.history) return
-    quiet.set(group, { since, generation: position.generation, history: position.history, analytics: position.analytics && group.allowed.analytics, jobs: position.jobs && group.allowed.jobs })
-  })
-  return quiet
+/** Whether an endpoint told nothing moves its position: a quiet one only once it is old. */
+function moves (chunk: Chunk, { read, quiet }: Read, at: number): boolean {
+  if (read.reset || read.changes.length > 0) return true
+  if (quiet) return chunk.position?.at === undefined || at - chunk.position.at >= QUIET_MOVE_MS
+  return chunk.position === undefined || JSON.stringify(storedPosition(read.next)) !== JSON.stringify(storedPosition(chunk.position))
 }
 
 /**
- * One run of the dispatcher: every enabled endpoint not leased, its changes since its
- * position read in one REPEATABLE READ transaction (one snapshot for every read, so that
+ * One run of the dispatcher: the enabled endpoints not leased, their changes since their
+ * positions read in one REPEATABLE READ transaction (one snapshot for every read, so that
  * endpoints of one organization read together end at one position and are read together from
  * then on). An endpoint with nothing to be told moves its position here; one with events is
- * leased for `leaseMs` and returned as a batch, whose sending moves it. Undefined when another
- * instance holds the run.
+ * leased for `leaseMs` and returned as a batch, whose sending moves it; at most `budget` of
+ * them. Undefined when another instance holds the run.
  */
-export async function dispatchChanges (prisma: Prisma, options: { leaseMs: number, replicated?: boolean, now?: () => Date }): Promise<DispatchResult | undefined> {
+export async function dispatchChanges (prisma: Prisma, options: { leaseMs: number, budget?: Budget, replicated?: boolean, now?: () => Date, log?: { warn: (fields: object, message: string) => void } }): Promise<DispatchResult | undefined> {
   const now = options.now ?? (() => new Date())
   return await prisma.$transaction(async tx => {
     const [lock] = await tx.$queryRaw<Array<{ got: boolean }>>`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS got`
@@ -141,117 +125,47 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
     // the sends to wait on (delivery-queue.ts, DeliveryJob.lsn).
     const lsn = options.replicated === true ? (await tx.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_insert_lsn()::text AS lsn`)[0]!.lsn : undefined
     const at = now()
-    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0, batches: [] }
-    // The enabled endpoints this run may move, locked until it commits, first thing after the
-    // snapshot: a partner's PATCH then waits for the run instead of failing it at the end
-    // (40001 on the position's UPDATE); one being changed right now is left to the next run,
-    // and so is one whose batch is still being sent (its lease). FOR NO KEY UPDATE: the
-    // attempts' foreign key checks do not wait.
-    const lockable = await tx.$queryRaw<Array<{ id: string }>>`SELECT id::text AS id FROM webhook_endpoints WHERE status = 'enabled' AND (sending_until IS NULL OR sending_until < now()) FOR NO KEY UPDATE SKIP LOCKED`
-    const endpoints: Endpoint[] = await tx.webhookEndpoint.findMany({
-      where: { status: 'enabled', id: { in: lockable.map(r => r.id) } },
-      select: {
-        id: true,
-        organizationId: true,
-        url: true,
-        events: true,
-        position: true,
-        secret: true,
-        previousSecret: true,
-        previousSecretUntil: true,
-        failingSince: true,
-        apiKey: { select: { revokedAt: true, expiresAt: true, scopes: true } },
-        organization: { select: { plan: true, subscriptionStatus: true, currentPeriodEnd: true } },
-      },
-      orderBy: { id: 'asc' },
-    })
-    // Endpoints at one position of one organization, told the same, are read once.
-    const groups = new Map<string, Group>()
-    const revoked: string[] = []
-    for (const endpoint of endpoints) {
-      const allowed = readable(endpoint, at)
-      if (allowed === undefined) { revoked.push(endpoint.id); continue }
-      const position = readPosition(endpoint.position)
-      const key = `${endpoint.organizationId}|${JSON.stringify(endpoint.position)}|${allowed.jobs}|${allowed.analytics}`
-      const group = groups.get(key) ?? groups.set(key, { organizationId: endpoint.organizationId, position, allowed, endpoints: [] }).get(key)!
-      group.endpoints.push(endpoint)
+    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0, failed: 0, batches: [] }
+    const { chunks, stopped } = chunksOf(await dispatchCandidates(clientReader(tx)), at)
+    for (const [reason, ids] of stopped) {
+      // The key that made them is revoked, expired, gone, or its user left the organization: they may be told nothing more.
+      await tx.webhookEndpoint.updateMany({ where: { id: { in: ids } }, data: { status: 'disabled', disabledReason: reason } })
+      result.disabled += ids.length
     }
-    if (revoked.length > 0) {
-      // The key that made them is revoked, expired or gone: they may be told nothing more.
-      await tx.webhookEndpoint.updateMany({ where: { id: { in: revoked } }, data: { status: 'disabled', disabledReason: 'key_revoked' } })
-      result.disabled = revoked.length
-    }
-    const seenAt = at.toISOString()
-    // A run reads at most EVENTS_PER_RUN, starting at another group each run, so that a
-    // backlog over many organizations neither outgrows the run nor starves one.
-    const ordered = [...groups.values()]
-    const first = ordered.length === 0 ? 0 : runs++ % ordered.length
-    let read = 0
-    const readGroups = []
-    const quiet = await quietGroups(tx, ordered)
-    for (const group of [...ordered.slice(first), ...ordered.slice(0, first)]) {
-      if (read >= EVENTS_PER_RUN) break
-      const still = quiet.get(group)
-      if (still !== undefined) { readGroups.push({ group, changes: [], next: still, reset: false }); continue }
-      // A position that cannot be read (edited by hand) starts over like an expired one.
-      const start = group.position ?? { since: { xmin: 1n, xmax: 1n, xip: [] }, generation: -1, history: '', analytics: true, jobs: true }
-      const most = Math.min(CHANGES_PER_RUN, Math.max(LEAST_PER_GROUP, Math.floor(EVENTS_PER_RUN / group.endpoints.length)))
-      const changed = await readChanges(tx, group.organizationId, start, group.allowed, most)
-      read += changed.changes.length * group.endpoints.length
-      readGroups.push({ group, ...changed })
-    }
-    const moved: Array<{ ids: string[], next: EndpointPosition }> = []
-    const leased: Array<{ endpoint: Endpoint, events: WebhookEvent[], next: EndpointPosition }> = []
-    for (const { group, changes, next, reset } of readGroups) {
-      const quietOnes: string[] = []
-      for (const endpoint of group.endpoints) {
-        const events: WebhookEvent[] = []
-        if (reset) {
-          events.push({ id: resetEventId(endpoint.id, `${next.history}:${next.generation}:${snapshotText(next.since)}`), type: 'sync.reset', subject: endpoint.id, at: seenAt, attempt: 1 })
-          result.resets++
-        } else if (group.allowed.jobs) {
-          // One event per job: sent after every change this snapshot shows, it tells them all
-          // (the partner reads the job then); named after the job's last change read.
-          const last = new Map<string, ChangesPage['changes'][number]>()
-          for (const change of changes) { last.delete(change.jobId); last.set(change.jobId, change) }
-          for (const change of last.values()) {
-            const type = change.present ? 'job.updated' : 'job.deleted'
-            if (!endpoint.events.includes(type)) continue
-            events.push({ id: changeEventId(endpoint.id, next, change.xid, change.jobId), type, subject: change.jobId, at: seenAt, attempt: 1 })
-          }
+    const { reads, failed } = await readChunks(tx, chunks, at.getTime(), options.budget ?? { events: EVENTS_PER_RUN, batches: EVENTS_PER_RUN })
+    const moved = new Map<string, string[]>()
+    const leased: Array<{ endpoint: ChunkEndpoint, events: Batch['events'], next: EndpointPosition }> = []
+    const recovered: string[] = []
+    for (const entry of reads) {
+      for (const { endpoint, events } of chunkEvents(entry.chunk, entry.read, at.toISOString())) {
+        if (endpoint.dispatchFailures > 0) recovered.push(endpoint.id)
+        if (events.length > 0) leased.push({ endpoint, events, next: entry.read.next })
+        else if (moves(entry.chunk, entry, at.getTime())) {
+          const next = JSON.stringify(storedPosition(entry.read.next))
+          moved.set(next, [...moved.get(next) ?? [], endpoint.id])
         }
-        if (events.length > 0) leased.push({ endpoint, events, next })
-        else if (reset || changes.length > 0 || JSON.stringify(storedPosition(next)) !== JSON.stringify(group.position === undefined ? null : storedPosition(group.position))) quietOnes.push(endpoint.id)
         result.events += events.length
+        if (entry.read.reset) result.resets++
       }
-      if (quietOnes.length > 0) moved.push({ ids: quietOnes, next })
-      result.endpoints += group.endpoints.length
+      result.endpoints += entry.chunk.endpoints.length
     }
-    for (const { ids, next } of moved) {
-      // In SQL: the client would set updated_at, which says when the partner changed it.
-      await tx.$executeRaw`UPDATE webhook_endpoints SET position = ${JSON.stringify(storedPosition(next))}::jsonb WHERE id = ANY (${ids}::uuid[])`
+    // In SQL: the client would set updated_at, which says when the partner changed it.
+    for (const [next, ids] of moved) await tx.$executeRaw`UPDATE webhook_endpoints SET position = ${next}::jsonb WHERE id = ANY (${ids}::uuid[])`
+    if (recovered.length > 0) await tx.$executeRaw`UPDATE webhook_endpoints SET dispatch_failures = 0, dispatch_paused_until = NULL, dispatch_error = NULL WHERE id = ANY (${recovered}::uuid[])`
+    for (const { chunk, error } of failed) {
+      // Recorded and left for later: every other chunk goes on being told meanwhile.
+      const ids = chunk.endpoints.map(e => e.id)
+      const failures = Math.max(...chunk.endpoints.map(e => e.dispatchFailures)) + 1
+      const message = (error instanceof Error ? error.message : String(error)).slice(0, 1000)
+      await tx.$executeRaw`UPDATE webhook_endpoints SET dispatch_failures = dispatch_failures + 1, dispatch_paused_until = now() + ${pauseMs(failures)}::int * interval '1 millisecond', dispatch_error = ${message} WHERE id = ANY (${ids}::uuid[])`
+      options.log?.warn({ err: error, organization: chunk.organizationId, endpoints: ids.length, failures }, `webhooks: reading the changes of ${ids.length} endpoint(s) failed (${failures} run(s) in a row); left out for ${pauseMs(failures) / 1000} s, the others go on`)
+      result.failed += ids.length
     }
     if (leased.length > 0) {
-      // The database's clock, the one the next run compares with; RETURNING: the lease exactly as stored.
-      const [lease] = await tx.$queryRaw<Array<{ until: Date }>>`
-        UPDATE webhook_endpoints SET sending_until = date_trunc('milliseconds', now()) + ${options.leaseMs} * interval '1 millisecond'
-        WHERE id = ANY (${leased.map(l => l.endpoint.id)}::uuid[]) RETURNING sending_until AS until`
+      const endpoints = await leaseEndpoints(clientReader(tx), leased.map(l => l.endpoint.id), options.leaseMs)
       for (const { endpoint, events, next } of leased) {
-        result.batches.push({
-          endpointId: endpoint.id,
-          endpoint: {
-            url: endpoint.url,
-            status: 'enabled',
-            secret: Buffer.from(endpoint.secret).toString('base64'),
-            previousSecret: endpoint.previousSecret === null ? null : Buffer.from(endpoint.previousSecret).toString('base64'),
-            previousSecretUntil: endpoint.previousSecretUntil,
-            failingSince: endpoint.failingSince,
-          },
-          events,
-          next,
-          lease: lease!.until,
-          ...(lsn !== undefined ? { lsn } : {}),
-        })
+        const { lease, ...delivery } = endpoints.get(endpoint.id)!
+        result.batches.push({ endpointId: endpoint.id, endpoint: delivery, events, next, lease, ...(lsn !== undefined ? { lsn } : {}) })
       }
     }
     return result

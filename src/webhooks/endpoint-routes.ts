@@ -10,7 +10,7 @@ import {
 } from '../schemas/webhooks.js'
 import type { SignedJson } from '../signed-json.js'
 import type { RefusalLog } from './egress.js'
-import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints.js'
+import { createEndpoint, deleteEndpoint, DISABLED_BY_OPERATOR, ENDPOINT_LIMIT, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
 import type { Webhooks } from './service.js'
 
@@ -48,7 +48,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       body: CreateWebhookEndpointBody,
       response: {
         201: writeResponse(Type.Ref(WebhookEndpointCreatedSchema), 'The new endpoint, with its signing secret.', { id: webhookEndpointExample.id, url: webhookEndpointExample.url, events: webhookEndpointExample.events, description: webhookEndpointExample.description, status: 'enabled', secret: webhookSecretExample, created_at: webhookEndpointExample.created_at }),
-        ...errorResponses([400, 401], BODY_400, { scope: 'webhooks:write' }),
+        ...errorResponses([400, 401, 409], { ...BODY_400, 409: ENDPOINT_LIMIT }, { scope: 'webhooks:write' }),
       },
     },
   }, async (request, reply) => {
@@ -115,7 +115,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       body: UpdateWebhookEndpointBody,
       response: {
         200: writeResponse(Type.Ref(WebhookEndpointSchema), 'The endpoint, changed.', webhookEndpointExample),
-        ...errorResponses([400, 401, 404, 409], { ...BODY_400, ...NOT_FOUND, 409: 'An operator of the service disabled the endpoint (`disabled_by_operator`): `status: enabled` is refused; only an operator enables it again.' }, { scope: 'webhooks:write' }),
+        ...errorResponses([400, 401, 404, 409], { ...BODY_400, ...NOT_FOUND, 409: DISABLED_BY_OPERATOR }, { scope: 'webhooks:write' }),
       },
     },
   }, async request => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Prisma } from '../db/database.js'
 import { CONFLICT_CODES } from '../error-codes.js'
 import { ApiError, invalidRequest } from '../errors.js'
+import type { ErrorCase } from '../schemas/responses.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../jobs/sync/history.js'
 import { SYNC_POINT } from '../jobs/sync/point.js'
@@ -46,26 +47,39 @@ async function checkedUrl (webhooks: Webhooks, caller: Caller, url: string): Pro
  */
 async function startingPosition (prisma: Prisma): Promise<PrismaNamespace.InputJsonValue> {
   const [point] = await prisma.$queryRaw<Array<{ snapshot: string, generation: number, history: string }>>(SYNC_POINT(true))
-  return storedPosition({ since: bounded(parseSnapshot(point!.snapshot)!), generation: point!.generation, history: historyId(point!.history), analytics: true, jobs: true }) as unknown as PrismaNamespace.InputJsonValue
+  return storedPosition({ since: bounded(parseSnapshot(point!.snapshot)!), generation: point!.generation, history: historyId(point!.history), analytics: true, jobs: true, at: Date.now() }) as unknown as PrismaNamespace.InputJsonValue
 }
+
+const limitMessage = (max: number): string => `The organization has ${max} webhook endpoints, as many as it may: delete one first (disabled ones count too).`
+/** The 409 past WEBHOOK_ENDPOINTS_MAX, and its account in the document. */
+const endpointLimit = (max: number): ApiError => new ApiError(409, limitMessage(max), {}, {}, CONFLICT_CODES.endpointLimit)
+export const ENDPOINT_LIMIT: ErrorCase = { description: 'The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first.', code: CONFLICT_CODES.endpointLimit, error: limitMessage(16) }
 
 export async function createEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, body: { url: string, events?: string[], description?: string }): Promise<WebhookEndpointCreated> {
   const url = await checkedUrl(webhooks, caller, body.url)
   const id = randomUUID()
   const secret = newSigningSecret()
   const sealed = (await webhooks.secrets()).seal(id, secret)
-  const row = await prisma.webhookEndpoint.create({
-    data: {
-      id,
-      organizationId: caller.organizationId,
-      apiKeyId: caller.apiKeyId,
-      url,
-      events: body.events ?? [...WEBHOOK_EVENT_TYPES],
-      description: body.description ?? null,
-      secret: sealed,
-      position: await startingPosition(prisma),
-    },
-    select: FIELDS,
+  const position = await startingPosition(prisma)
+  const max = webhooks.settings.endpointsMax
+  // Counted and made under a lock of the organization's endpoints: two creations at once
+  // cannot both take the last place. An advisory lock: no row a writer uses is locked.
+  const row = await prisma.$transaction(async tx => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || ${caller.organizationId}, 0))`
+    if (await tx.webhookEndpoint.count({ where: { organizationId: caller.organizationId } }) >= max) throw endpointLimit(max)
+    return await tx.webhookEndpoint.create({
+      data: {
+        id,
+        organizationId: caller.organizationId,
+        apiKeyId: caller.apiKeyId,
+        url,
+        events: body.events ?? [...WEBHOOK_EVENT_TYPES],
+        description: body.description ?? null,
+        secret: sealed,
+        position,
+      },
+      select: FIELDS,
+    })
   })
   return { id: row.id, url: row.url, events: row.events as WebhookEndpoint['events'], description: row.description, status: 'enabled', secret, created_at: row.createdAt.toISOString() }
 }
@@ -88,8 +102,10 @@ export async function listEndpoints (prisma: Prisma, organizationId: string, lim
   return { endpoints: page.map(presentEndpoint), hasMore: rows.length > limit, ...(last !== undefined ? { last: { createdAt: last.createdAt, id: last.id } } : {}) }
 }
 
-/** The 409 of a partner's change that only an operator may make (issue 55). */
-export const disabledByOperator = (): ApiError => new ApiError(409, 'An operator of the service disabled this endpoint: only an operator can enable it again (ask support).', {}, {}, CONFLICT_CODES.disabledByOperator)
+const OPERATOR_MESSAGE = 'An operator of the service disabled this endpoint: only an operator can enable it again (ask support).'
+/** The 409 of a partner's change that only an operator may make (issue 55), and its account in the document. */
+export const disabledByOperator = (): ApiError => new ApiError(409, OPERATOR_MESSAGE, {}, {}, CONFLICT_CODES.disabledByOperator)
+export const DISABLED_BY_OPERATOR: ErrorCase = { description: 'An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.', code: CONFLICT_CODES.disabledByOperator, error: OPERATOR_MESSAGE }
 
 export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
   const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}

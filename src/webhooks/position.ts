@@ -18,13 +18,16 @@ export interface EndpointPosition {
   jobs: boolean
   /** A dispatch cut short: where its next page starts, and what its pages saw. */
   resume?: { after: ChangePosition, seen: Snapshot }
+  /** When `since` was taken (epoch ms), if known: a quiet endpoint's position moves only once it is old. */
+  at?: number
 }
 
-interface Stored { x: string, g: number, h: string, a: boolean, j: boolean, r?: { xid: string, job: string, x: string } }
+interface Stored { x: string, g: number, h: string, a: boolean, j: boolean, r?: { xid: string, job: string, x: string }, t?: number }
 
 export function storedPosition (position: EndpointPosition): Stored {
   const stored: Stored = { x: snapshotText(position.since), g: position.generation, h: position.history, a: position.analytics, j: position.jobs }
   if (position.resume !== undefined) stored.r = { xid: position.resume.after.xid, job: position.resume.after.jobId, x: snapshotText(position.resume.seen) }
+  if (position.at !== undefined) stored.t = position.at
   return stored
 }
 
@@ -35,6 +38,7 @@ export function readPosition (value: unknown): EndpointPosition | undefined {
   const since = parseSnapshot(stored.x)
   if (since === undefined) return undefined
   const position: EndpointPosition = { since, generation: stored.g!, history: stored.h, analytics: stored.a !== false, jobs: stored.j !== false }
+  if (Number.isSafeInteger(stored.t)) position.at = stored.t!
   if (stored.r !== undefined) {
     const seen = typeof stored.r?.x === 'string' ? parseSnapshot(stored.r.x) : undefined
     if (seen === undefined || typeof stored.r.xid !== 'string' || typeof stored.r.job !== 'string') return undefined

@@ -90,7 +90,7 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
       await webhooks.queue()
       // An endpoint changed by a partner during the run (its position's row): nothing was
       // leased, and the next run reads the same changes. Not a failure to log.
-      const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0 }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
+      const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0, budget: webhooks.room(), log: app.log }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
       for (const batch of dispatched?.batches ?? []) webhooks.send(batch)
     })
     runPeriodically(app, 'pruning the webhook delivery record', PRUNE_INTERVAL_MS, async () => { await pruneDeliveries(app.prisma, webhooks.settings.retentionDays) })

@@ -6,7 +6,8 @@ import { openQueue } from '../db/queue.js'
 import { ApiError, databaseUnavailable } from '../errors.js'
 import { BATCH_START_MS, Deliverer, type DeliveryOutcomes } from './deliver.js'
 import { DEAD_DELIVERY_QUEUE, DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
-import type { Batch } from './dispatch.js'
+import type { Batch } from './batch.js'
+import { EVENTS_PER_RUN, type Budget } from './dispatch.js'
 import { durationMs, durationsMs } from './durations.js'
 import { EgressGuard, type Lookup } from './egress.js'
 import { embeddedSecretKey, SecretBox } from './secrets.js'
@@ -17,6 +18,8 @@ import { embeddedSecretKey, SecretBox } from './secrets.js'
 
 export interface WebhookSettings {
   allowedNetworks: string[]
+  /** Endpoints an organization may have. */
+  endpointsMax: number
   retryDelaysMs: number[]
   disableAfterMs: number
   timeoutMs: number
@@ -37,6 +40,7 @@ export interface WebhookSettings {
 
 export const webhookSettings = (config: Config): WebhookSettings => ({
   allowedNetworks: config.WEBHOOK_ALLOWED_NETWORKS.split(',').filter(Boolean),
+  endpointsMax: config.WEBHOOK_ENDPOINTS_MAX,
   retryDelaysMs: durationsMs(config.WEBHOOK_RETRY_DELAYS),
   disableAfterMs: durationMs(config.WEBHOOK_DISABLE_AFTER),
   timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -59,6 +63,13 @@ const UNREF_CLOCK = {
   clearInterval: (handle: unknown) => { clearInterval(handle as NodeJS.Timeout) },
 }
 
+/**
+ * Batches an instance sends at once: each takes a pooled connection a moment per statement
+ * (its record, its lease), and the dispatcher's run needs one too: thousands at once made it
+ * wait past the pool's timeout (test/webhooks/fan-out.test.ts).
+ */
+const BATCHES_SENDING_MAX = 256
+
 /** Webhooks cannot keep secrets on this instance: a server database and no WEBHOOK_SECRET_KEY. */
 const notConfigured = (): ApiError => new ApiError(503, 'Webhooks are not configured on this instance: the operator must set WEBHOOK_SECRET_KEY.', {}, { 'retry-after': '60' })
 
@@ -70,8 +81,9 @@ export class Webhooks {
   private readonly started: Array<() => void> = []
   private outcomes: DeliveryOutcomes | undefined
   private deliverer: Deliverer | undefined
-  /** The dispatcher's batches being sent by this instance. */
+  /** The dispatcher's batches being sent by this instance, and their events. */
   private readonly sending = new Set<Promise<void>>()
+  private sendingEvents = 0
   /** Per endpoint with a batch being sent here: when its changes were seen. */
   private readonly sendingSince = new Map<string, Date>()
 
@@ -201,10 +213,20 @@ export class Webhooks {
     const deliverer = this.deliverer
     if (deliverer === undefined) return
     this.sendingSince.set(batch.endpointId, new Date(batch.events[0]!.at))
+    this.sendingEvents += batch.events.length
     const sending: Promise<void> = deliverer.sendBatch(batch)
       .catch((error: unknown) => { this.log.warn({ err: error, endpoint: batch.endpointId }, 'webhooks: a batch of events could not be sent or recorded; a later run sends it again') })
-      .finally(() => { this.sending.delete(sending); this.sendingSince.delete(batch.endpointId) })
+      .finally(() => { this.sending.delete(sending); this.sendingSince.delete(batch.endpointId); this.sendingEvents -= batch.events.length })
     this.sending.add(sending)
+  }
+
+  /**
+   * What the next dispatcher run may hand this instance: the events and batches it has room
+   * for, so that its memory and the pool's queue are bounded by what it sends at once, not
+   * by how many endpoints are told each change.
+   */
+  room (): Budget {
+    return { events: Math.max(0, EVENTS_PER_RUN - this.sendingEvents), batches: Math.max(0, BATCHES_SENDING_MAX - this.sending.size) }
   }
 
   /** The endpoints with a batch being sent by this instance, and when its changes were seen. */

@@ -12,7 +12,9 @@ import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
 import { changesPage, syncPage } from '../../src/jobs/sync/page.js'
 import { quietSince } from '../../src/jobs/sync/quiet.js'
+import { leaseEndpoints } from '../../src/webhooks/batch.js'
 import { deliveryEndpoint } from '../../src/webhooks/delivery-endpoint.js'
+import { dispatchCandidates } from '../../src/webhooks/dispatch-candidates.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { createTestDatabase, openTemplatePGlite, serverUrl } from '../helpers/database.js'
 import { describeColumns, type DescribedColumn } from '../helpers/describe.js'
@@ -53,6 +55,8 @@ await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB
 await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
 await capture('analyticsVersion, with the rules', async r => await analyticsVersion(r, ORG, JOB, rules))
 await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))
+await capture('dispatchCandidates', async r => await dispatchCandidates(r))
+await capture('leaseEndpoints', async r => await leaseEndpoints(r, [JOB], 1000))
 
 // What rows.ts makes of each PostgreSQL type (its converter), as TypeBox kinds.
 const ROWS_TS: Record<string, string[]> = {

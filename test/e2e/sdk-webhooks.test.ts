@@ -160,11 +160,11 @@ t.test('a real delivery, verified with verifyWebhook; its record walked with lis
   t.ok(deliveries.every(d => d.outcome === 'delivered' && d.status_code === 204))
 
   const before = receiver.received.length
-  t.same(await api.redeliverWebhookEvent(endpoint.id, deliveries.find(d => d.event_id === first.id)!.id), { scheduled: 1 })
+  t.same(await api.redeliverWebhookEvent(endpoint.id, deliveries.find(d => d.event_id === first.id)!.id), { scheduled: 1, skipped: 0, more: false })
   t.ok(await receiver.until(r => r.slice(before).some(x => x.id === first.id)), 'redelivered with the same webhook-id: a receiver deduplicating on it ignores it')
   const again = receiver.received.slice(before).find(x => x.id === first.id)!
   t.match(await verifyWebhook(rotated.secret, again.headers, again.body), { data: { id: job.id } })
-  t.same(await api.recoverWebhookEvents(endpoint.id, new Date(Date.now() - 3600_000)), { scheduled: 0 }, 'nothing failed to recover')
+  t.same(await api.recoverWebhookEvents(endpoint.id, new Date(Date.now() - 3600_000)), { scheduled: 0, skipped: 0, more: false }, 'nothing failed to recover')
 
   await api.deleteWebhookEndpoint(endpoint.id)
   const gone = await api.getWebhookEndpoint(endpoint.id).then(() => undefined, (error: unknown) => error)

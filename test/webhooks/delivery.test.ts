@@ -233,7 +233,7 @@ t.test('disabled, then enabled: what changed meanwhile is sent; recover resends 
   receiver.answer = () => ({ status: 204 })
   const recovered = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/recover`, headers: tenant.auth, payload: { since } })
   t.equal(recovered.statusCode, 202)
-  t.same(recovered.json(), { scheduled: 1 })
+  t.same(recovered.json(), { scheduled: 1, skipped: 0, more: false })
   t.ok(await receiver.until(r => r.filter(x => x.jobId === lost.id).length >= 5), 'resent')
   const resent = receiver.received.filter(x => x.jobId === lost.id)
   t.equal(new Set(resent.map(r => r.id)).size, 1, 'with the same webhook-id')
@@ -372,7 +372,7 @@ t.test('a delivery job the queue gave up on (it failed every run): its events re
   for (let i = 0; i < 150 && recorded.length === 0; i++) { await sleep(200); recorded = (await deliveriesOf(app, tenant, endpoint.id)).filter(d => d.event_id === event.id) }
   t.match(recorded, [{ outcome: 'failed', next_attempt_at: null, error: /failed every run/ }], 'recorded as failed, not to be tried again')
   const recovered = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/recover`, headers: tenant.auth, payload: { since } })
-  t.same(recovered.json(), { scheduled: 1 })
+  t.same(recovered.json(), { scheduled: 1, skipped: 0, more: false })
   t.ok(await receiver.until(r => r.some(x => x.id === event.id)), 'resent by recover, with its webhook-id')
 })
 

@@ -308,7 +308,7 @@ export type WebhookEndpoint = {
      */
     status: 'enabled' | 'disabled';
     /**
-     * Why it is disabled: `requested`, `gone`, `failing`, `key_revoked`, `operator` (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it was revoked; an operator). Null while enabled. More may be added.
+     * Why it is disabled: `requested`, `gone`, `failing`, `key_revoked`, `key_moved`, `operator` (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it, or enabled it last, was revoked, or its user moved to another organization: enable it with a key of this organization to be told again; an operator, who alone enables it again). Null while enabled. More may be added.
      */
     disabled_reason: string | null;
     /**
@@ -460,13 +460,21 @@ export type WebhookSecretRotated = {
 /**
  * WebhookEventsScheduled
  *
- * Events scheduled to be sent again, at once.
+ * What a call to send events again did.
  */
 export type WebhookEventsScheduled = {
     /**
-     * Events scheduled to be sent again.
+     * Events scheduled to be sent again, at once, by this call.
      */
     scheduled: number;
+    /**
+     * Events it would have scheduled that were already queued or being sent (or, for redeliver, delivered since): not sent twice.
+     */
+    skipped: number;
+    /**
+     * There are more events to recover than one call schedules: call again with the same `since`.
+     */
+    more: boolean;
 };
 
 /**
@@ -905,6 +913,10 @@ export type CreateWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
+     * The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first.
+     */
+    409: ApiError;
+    /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
@@ -1126,7 +1138,7 @@ export type UpdateWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
-     * An operator of the service disabled the endpoint (`disabled_by_operator`): `status: enabled` is refused; only an operator enables it again.
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.
      */
     409: ApiError;
     /**
@@ -1381,7 +1393,7 @@ export type RedeliverWebhookEventError = RedeliverWebhookEventErrors[keyof Redel
 
 export type RedeliverWebhookEventResponses = {
     /**
-     * Scheduled.
+     * Scheduled, or skipped (already scheduled, or delivered since).
      */
     202: WebhookEventsScheduled;
 };

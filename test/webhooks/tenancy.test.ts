@@ -1,0 +1,73 @@
+import t from 'tap'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createTenant } from '../helpers/fixtures.js'
+import { startReceiver } from '../helpers/webhook-receiver.js'
+import { makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { createApiKey, createUser } from '../../src/admin/commands.js'
+
+// One organization among many (issue 55): the number of endpoints it may have is bounded, and
+// an endpoint is told of an organization's jobs only while the key that made it is of that
+// organization. Receivers on 127.0.0.1, which WEBHOOK_ALLOWED_NETWORKS allows here.
+
+const { app, prisma } = await buildTestApp(t, { env: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_DISPATCH_INTERVAL_MS: '100' } })
+const url = 'http://127.0.0.1:9/hooks'
+const create = async (tenant: { auth: { authorization: string } }) => await app.inject({ method: 'POST', url: '/api/webhook_endpoints', headers: tenant.auth, payload: { url } })
+
+t.test('16 endpoints an organization, by default: the 17th is a 409 endpoint_limit_reached; disabled ones count, deleted ones do not', async t => {
+  const acme = await createTenant(prisma)
+  const made: string[] = []
+  for (let i = 0; i < 16; i++) {
+    const res = await create(acme)
+    t.equal(res.statusCode, 201, `endpoint ${i + 1}`)
+    made.push(res.json().id)
+  }
+  const refused = await create(acme)
+  t.equal(refused.statusCode, 409)
+  t.match(refused.json(), { code: 'endpoint_limit_reached', error: /16 webhook endpoints/ })
+  t.equal((await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${made[0]}`, headers: acme.auth, payload: { status: 'disabled' } })).statusCode, 200)
+  t.equal((await create(acme)).statusCode, 409, 'a disabled endpoint still counts')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/webhook_endpoints/${made[0]}`, headers: acme.auth })).statusCode, 204)
+  t.equal((await create(acme)).statusCode, 201, 'a deleted one does not')
+  t.equal((await create(await createTenant(prisma))).statusCode, 201, 'another organization has its own 16')
+  t.equal(await prisma.webhookEndpoint.count({ where: { organizationId: acme.organizationId } }), 16)
+})
+
+t.test('20 creations at once: 16 made, 4 refused, never 17', async t => {
+  const globex = await createTenant(prisma)
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => (await create(globex)).statusCode))
+  t.same(answers.filter(s => s === 201).length, 16)
+  t.same(answers.filter(s => s === 409).length, 4)
+  t.equal(await prisma.webhookEndpoint.count({ where: { organizationId: globex.organizationId } }), 16)
+})
+
+t.test('a person who left is told nothing: the endpoint their key made stops at once, disabled key_moved, shown to the organization it was made in', async t => {
+  const acme = await createTenant(prisma)
+  const other = await createTenant(prisma)
+  const stays = await createUser(prisma, { organizationId: acme.organizationId, email: `stays-${Date.now()}@example.test`, name: 'Stays' })
+  const staysKey = await createApiKey(prisma, { userId: stays.id })
+  const stayer = { auth: { authorization: `Bearer ${staysKey.key}` } }
+  const receiver = await startReceiver()
+  t.teardown(receiver.close)
+  const endpoint = await makeEndpoint(app, acme, receiver.url)
+  const job = await createJob(prisma, { ...acme, userId: stays.id })
+  t.ok(await receiver.until(r => r.some(x => x.jobId === job.id)), 'told while its maker is of the organization')
+
+  // The maker's user moves to another organization (the recruiters' app does it in SQL).
+  await prisma.$executeRaw`UPDATE users SET organization_id = ${other.organizationId}::uuid WHERE id = ${acme.userId}::uuid`
+  const before = receiver.received.length
+  await prisma.$executeRaw`UPDATE jobs SET title = 'after the move' WHERE id = ${job.id}::uuid`
+  const disabled = async () => (await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).disabledReason === 'key_moved'
+  const deadline = Date.now() + 5000
+  while (!await disabled() && Date.now() < deadline) await sleep(50)
+  t.ok(await disabled(), 'disabled, reason key_moved')
+  await sleep(500)
+  t.equal(receiver.received.length, before, 'nothing more was sent to it')
+  const listed = (await app.inject({ url: '/api/webhook_endpoints', headers: stayer.auth })).json().data as Array<{ id: string, status: string, disabled_reason: string }>
+  t.match(listed.find(e => e.id === endpoint.id), { status: 'disabled', disabled_reason: 'key_moved' }, 'the organization it was made in sees it, and why')
+  t.equal((await app.inject({ url: `/api/webhook_endpoints/${endpoint.id}`, headers: acme.auth })).statusCode, 404, 'the moved key sees nothing of it')
+
+  const enabled = await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${endpoint.id}`, headers: stayer.auth, payload: { status: 'enabled' } })
+  t.match(enabled.json(), { status: 'enabled', disabled_reason: null }, 'a key of the organization enables it again, and becomes its maker')
+  await prisma.$executeRaw`UPDATE jobs SET title = 'told again' WHERE id = ${job.id}::uuid`
+  t.ok(await receiver.until(r => r.length > before), 'told again')
+})
