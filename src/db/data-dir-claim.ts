@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -57,6 +57,8 @@ export async function claimDataDir (dataDir: string, onConnection: (socket: Sock
       server = await listenOn(path, onConnection)
       if (server === undefined) throw new Error(`the embedded database's socket ${path} was made again while it was being taken over`)
     }
+    // No password guards the socket: only this user may connect (its mode would follow the umask).
+    await chmod(path, 0o600)
     const owner: DataDirOwner = { pid: process.pid, command: ['node', ...process.argv.slice(1)].join(' '), started_at: new Date().toISOString() }
     const file = join(dataDir, OWNER_FILE)
     await writeFile(`${file}.${process.pid}`, JSON.stringify(owner) + '\n')

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -63,6 +63,7 @@ t.test('psql through the socket: the simple protocol, a transaction', async t =>
     '-c', "BEGIN; INSERT INTO organizations (name) VALUES ('psql org'); COMMIT", '-c', "SELECT count(*) FROM organizations WHERE name = 'psql org'"])
   t.equal(stdout.trim(), '1')
   t.equal(await count('psql org'), 1, 'the owner sees it')
+  t.equal(statSync(socketPath(dataDir)).mode & 0o777, 0o600, 'only this user may connect (no password guards the socket)')
 })
 
 t.test('a client naming no user, or another one, reaches the one database (PGlite ends its only session on a user it lacks)', async t => {
