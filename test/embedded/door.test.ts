@@ -8,9 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
 import { socketPath } from '../../src/db/data-dir-claim.js'
-import { openDatabase, openEmbeddedDatabase } from '../../src/db/database.js'
+import { openEmbeddedDatabase } from '../../src/db/database.js'
 import { DOOR_CLIENTS_MAX } from '../../src/db/door.js'
 import { DOOR_IDLE_MS } from '../../src/db/door-session.js'
 import { createEmbeddedDataDir } from '../helpers/database.js'
@@ -197,19 +196,4 @@ t.test(`${DOOR_CLIENTS_MAX} clients at once; one more is refused`, async t => {
   const clients = await Promise.all(Array.from({ length: DOOR_CLIENTS_MAX }, client))
   t.teardown(async () => { await Promise.all(clients.map(async c => { await c.end() })) })
   await t.rejects(client(), { code: '53300' })
-})
-
-t.test('a second open of the directory is refused naming this process; beside it, openDatabase reaches it through the socket', async t => {
-  await t.rejects(openEmbeddedDatabase(dataDir), { message: new RegExp(`in use by process ${process.pid} `) })
-  const door = await openDatabase({ ...loadConfig(), DATA_DIR: dataDir }, { beside: 'door' })
-  t.teardown(door.close)
-  t.equal(door.kind, 'server')
-  t.equal(door.throughDoor?.owner?.pid, process.pid)
-  await door.prisma.organization.create({ data: { name: 'through openDatabase' } })
-  t.equal(await count('through openDatabase'), 1)
-})
-
-t.test('a DATA_DIR too long for a socket path is refused naming it, before anything is made', async t => {
-  const long = join(scratch, 'x'.repeat(110))
-  await t.rejects(openEmbeddedDatabase(long), { message: new RegExp(`DATA_DIR ${long} is too long`) })
 })
