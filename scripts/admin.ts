@@ -190,7 +190,9 @@ async function main (): Promise<number> {
   }
   // Without the service's time limits: a command on a large database takes longer than a
   // request may (verify-stats has its own --timeout).
-  const db = await openDatabase({ ...config, DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 })
+  // Beside a running service on the embedded database, through its socket (src/db/door.ts).
+  const db = await openDatabase({ ...config, DB_QUERY_TIMEOUT_MS: 0, DB_STATEMENT_TIMEOUT_MS: 0 }, { beside: 'door' })
+  if (db.throughDoor !== undefined) console.error(`(on the database of the service running on DATA_DIR${db.throughDoor.owner !== undefined ? `, process ${db.throughDoor.owner.pid}` : ''}, through its socket)`)
   try {
     const result = await run(db.prisma, db, config)
     console.log(JSON.stringify(result, (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v, 2))

@@ -7,10 +7,11 @@ import { seedDemoData } from '../src/demo/seed.js'
 
 try {
   const config = loadConfig()
-  const db = await openDatabase(config)
+  // Beside a running service on the embedded database, through its socket (src/db/door.ts).
+  const db = await openDatabase(config, { beside: 'door' })
   try {
     const demo = await seedDemoData(db.prisma)
-    console.log(`Seeded demo data into the ${db.kind} database.`)
+    console.log(`Seeded demo data into the ${db.throughDoor !== undefined ? 'embedded database, through the running service\'s socket' : `${db.kind} database`}.`)
     for (const c of demo.credentials) console.log(`  ${c.plan.padEnd(4)}  ${c.organization.padEnd(18)} ${c.key}${c.scopes !== undefined ? `  (${c.scopes.join(', ')} only)` : ''}`)
   } finally {
     await db.close()

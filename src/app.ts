@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { configuredZoneRules } from './zones/rules.js'
 import type { Database } from './db/database.js'
+import { dataDirKey } from './db/data-dir-key.js'
 import healthRoutes from './health/routes.js'
 import jobRoutes from './jobs/index.js'
 import meRoutes from './me/routes.js'
@@ -70,6 +72,10 @@ export async function buildApp ({ config, database, logStream, webhookLookup }: 
   const webhooks = new Webhooks(database, webhookSettings(config), app.log, webhookLookup)
   await app.register(webhooksRuntime, { webhooks })
 
+  // One signer's secret for every route's cursors and tokens: without CURSOR_SECRET, kept in the
+  // embedded database's directory (tokens outlive a restart), else random for this app.
+  const cursorSecret = config.CURSOR_SECRET ?? (database.dataDir !== undefined ? await dataDirKey(database.dataDir, 'cursor-secret.key') : randomBytes(32).toString('base64'))
+
   await app.register(healthRoutes, { prefix: '/health', metricsToken: config.METRICS_TOKEN })
   await app.register(async (api) => {
     await api.register(rateLimitPlugin, { perKeyMax: config.RATE_LIMIT_MAX, failedAuthMax: config.AUTH_FAILURE_LIMIT, windowSeconds: config.RATE_LIMIT_WINDOW_S, redisUrl: config.REDIS_URL, onStore: store => { rateLimitStore = store } })
@@ -77,8 +83,8 @@ export async function buildApp ({ config, database, logStream, webhookLookup }: 
     await api.register(scopeGuardPlugin)
     await api.register(cachingPlugin)
     await api.register(meRoutes)
-    await api.register(jobRoutes, { cursorSecret: config.CURSOR_SECRET, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX, answerCacheBytes: config.ANALYTICS_CACHE_BYTES, zoneRules })
-    await api.register(webhookRoutes, { webhooks, cursorSecret: config.CURSOR_SECRET })
+    await api.register(jobRoutes, { cursorSecret, upgradeUrl: config.UPGRADE_URL, screensReadMax: config.ANALYTICS_SCREENS_READ_MAX, answerCacheBytes: config.ANALYTICS_CACHE_BYTES, zoneRules })
+    await api.register(webhookRoutes, { webhooks, cursorSecret })
   }, { prefix: '/api' })
 
   return app

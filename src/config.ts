@@ -29,10 +29,10 @@ export const ConfigSchema = Type.Object({
   SYNC_PRUNE_INTERVAL_MS: Int({ default: 60_000, minimum: 0, maximum: 86_400_000, description: 'How often this instance prunes the change log past SYNC_RETENTION_HOURS and collapses each job\'s finished changes into one row (one instance at a time does). 0: never (another instance must).' }),
   MIGRATION_LOCK_TIMEOUT_MS: Int({ default: 200, minimum: 1, maximum: 600_000, description: 'db:migrate: longest a migration waits for a lock (so that readers queued behind it wait no longer); it is retried until MIGRATION_RETRY_FOR_S.' }),
   MIGRATION_RETRY_FOR_S: Int({ default: 600, minimum: 0, maximum: 86_400, description: 'db:migrate: how long a migration that could not get its locks is retried before the command fails.' }),
-  DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives.' }),
+  DATA_DIR: Type.String({ default: './.data', minLength: 1, description: 'Where the embedded database lives; one process at a time owns it, and serves it on its socket DATA_DIR/.s.PGSQL.5432 (npm run admin and psql -h DATA_DIR reach it there).' }),
 
   TRUST_PROXY_HOPS: Int({ default: 0, minimum: 0, maximum: 10, description: 'Reverse proxies in front whose X-Forwarded-For is trusted (for client IPs); 0: none.' }),
-  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors; every instance must have the same. Required with DATABASE_URL; unset on the embedded database: random per process.' })),
+  CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'Signs pagination cursors; every instance must have the same. Required with DATABASE_URL; unset on the embedded database: made once and kept in DATA_DIR/cursor-secret.key.' })),
   AUTH_CACHE_TTL_MS: Int({ default: 30_000, minimum: 0, maximum: 3_600_000, description: 'Backstop bound on how long an authenticated caller is kept in memory; changes to keys and plans clear it at once (LISTEN/NOTIFY), and a change not heard is served for less than 5 s + DB_CONNECTION_TIMEOUT_MS. 0: look callers up on every request.' }),
   RATE_LIMIT_MAX: Int({ default: 600, minimum: 1, maximum: 1_000_000, description: 'Requests per window per API key.' }),
   AUTH_FAILURE_LIMIT: Int({ default: 30, minimum: 1, maximum: 1_000_000, description: 'Failed authentications per window per client IP before 429.' }),

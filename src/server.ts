@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { banner } from './demo/banner.js'
 import { checkServingConfig, ConfigError, loadConfig } from './config.js'
+import { DataDirInUse } from './db/data-dir-claim.js'
 import { openDatabase } from './db/database.js'
 import { existingDemoData, seedDemoData } from './demo/seed.js'
 
@@ -30,11 +31,12 @@ async function main (): Promise<void> {
     const address = app.server.address()
     const port = typeof address === 'object' && address !== null ? address.port : config.PORT
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST
-    console.log(banner(config.PUBLIC_URL ?? `http://${host}:${port}`, demo ?? await existingDemoData(database.prisma)))
+    console.log(banner(config.PUBLIC_URL ?? `http://${host}:${port}`, demo ?? await existingDemoData(database.prisma), database.dataDir))
   }
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error)
+  // A data directory another process owns: refused before anything is written (db/data-dir-claim.ts).
+  console.error(error instanceof ConfigError || error instanceof DataDirInUse ? error.message : error)
   process.exit(1)
 })

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
@@ -8,6 +7,8 @@ import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
+import { claimDataDir, DataDirInUse, doorUrl, type DataDirClaim, type DataDirOwner } from './data-dir-claim.js'
+import { Door } from './door.js'
 import { listenOnServer, type ListenHandlers, type Subscription } from './listen.js'
 import { applyMigrations } from './migrations.js'
 import { installQueue, type QueueTarget } from './queue.js'
@@ -54,6 +55,8 @@ export interface Database {
   pools: () => PoolStats[]
   /** Where the job queue lives (db/queue.ts): this database. */
   queue: QueueTarget
+  /** The embedded database's directory (absolute); undefined in memory and on a server. */
+  dataDir?: string
   close: () => Promise<void>
 }
 
@@ -62,6 +65,11 @@ type PoolConfig = Pick<Config, 'DB_POOL_MAX' | 'DB_CONNECTION_TIMEOUT_MS' | 'DB_
 export interface ClientOptions {
   /** Emit Prisma's query events (tests read the SQL): the reads too go through the client then. */
   logQueries?: boolean
+  /**
+   * Named prepared statements (on by default): off through an embedded database's socket,
+   * where every client shares PGlite's one session and so its statement names.
+   */
+  statementNames?: boolean
 }
 
 /** The reads' path: Prisma's driver adapter, or its client where tests count the client's query events. */
@@ -93,7 +101,7 @@ function serverClient (url: string, pool: PoolConfig, applicationName: string, o
   // An idle connection that breaks (the server restarted) is dropped by the pool; without a
   // listener the error would end the process.
   pgPool.on('error', () => {})
-  const adapterFactory = new PrismaPg(pgPool, { statementNameGenerator: query => statementName(query.sql), disposeExternalPool: true })
+  const adapterFactory = new PrismaPg(pgPool, { ...(options.statementNames !== false ? { statementNameGenerator: query => statementName(query.sql) } : {}), disposeExternalPool: true })
   const prisma = client(adapterFactory, options)
   return { pgPool, adapterFactory, prisma, reader: readerOf(adapterFactory, prisma, options) }
 }
@@ -154,8 +162,11 @@ export function openServerDatabase (url: string, config: PoolConfig & Partial<Re
   }
 }
 
-/** Wraps an open PGlite; closing the Database closes it. */
-export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): Database {
+/**
+ * Wraps an open PGlite; closing the Database closes it. With `owned`, the data directory it
+ * claimed and the door it serves there (closed first, released last).
+ */
+export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}, owned?: { dataDir: string, claim: DataDirClaim, door: Door }): Database {
   const adapterFactory = new PrismaPGlite(pglite)
   const prisma = client(adapterFactory, options)
   const reader = readerOf(adapterFactory, prisma, options)
@@ -165,10 +176,12 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     adapterFactory,
     listen: async (channel, handlers) => {
       const unlisten = await pglite.listen(channel, payload => { handlers.onNotification(payload) })
+      // A notification from a door client's transaction comes in that client's answer.
+      const leave = owned?.door.listen(channel, payload => { handlers.onNotification(payload) })
       // In the process: what is notified is heard for as long as the database is open.
       handlers.onHeard(Infinity)
       handlers.onState(true)
-      return { close: unlisten }
+      return { close: async () => { leave?.(); await unlisten() } }
     },
     read: async query => await query(reader),
     replicas: () => [],
@@ -177,40 +190,73 @@ export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}): 
     queue: { kind: 'embedded', pglite },
     primary: reader,
     replayed: async () => true,
+    ...(owned !== undefined ? { dataDir: owned.dataDir } : {}),
     close: async () => {
+      await owned?.door.close()
       await prisma.$disconnect()
       await pglite.close()
+      await owned?.claim.release()
     },
   }
 }
 
 /**
  * PostgreSQL embedded in the process (PGlite), so that a newcomer needs nothing installed.
- * `dataDir` undefined keeps it in memory. Migrations are applied on open.
+ * `dataDir` undefined keeps it in memory. Migrations are applied on open. A directory is
+ * claimed first (data-dir-claim.ts) and served on its socket (door.ts); one that a live
+ * process owns is DataDirInUse.
  */
 export async function openEmbeddedDatabase (dataDir: string | undefined, options: ClientOptions = {}): Promise<Database & { created: boolean }> {
-  let created = true
+  const opened = await openOrFindOwner(dataDir, options)
+  if ('owner' in opened) throw new DataDirInUse(opened.dataDir, opened.owner)
+  return opened
+}
+
+async function openOrFindOwner (dataDir: string | undefined, options: ClientOptions): Promise<(Database & { created: boolean }) | { dataDir: string, owner: DataDirOwner | undefined }> {
+  let owned
   if (dataDir !== undefined) {
     dataDir = resolve(dataDir)
-    created = !existsSync(join(dataDir, 'PG_VERSION'))
-    await mkdir(dataDir, { recursive: true })
+    const door = new Door()
+    const claim = await claimDataDir(dataDir, socket => { door.accept(socket) })
+    if ('owner' in claim) return { dataDir, owner: claim.owner }
+    owned = { dataDir, claim, door }
   }
-  const database = embeddedDatabase(new PGlite(dataDir), options)
+  const created = dataDir === undefined || !existsSync(join(dataDir, 'PG_VERSION'))
+  let database
   try {
+    const pglite = new PGlite(dataDir)
+    database = embeddedDatabase(pglite, options, owned)
     await applyMigrations(database.adapterFactory)
     await installQueue(database.queue)
+    owned?.door.serve(pglite)
   } catch (error) {
-    await database.close()
+    if (database !== undefined) await database.close()
+    else { await owned?.door.close(); await owned?.claim.release() }
     throw error
   }
   return { ...database, created }
 }
 
-export async function openDatabase (config: Config, options: ClientOptions = {}): Promise<Database & { created: boolean }> {
+export interface OpenOptions extends ClientOptions {
+  /**
+   * An embedded data directory a live process owns: 'refuse' (DataDirInUse, the default: a
+   * service starting beside it) or 'door' (its database through its socket: commands that
+   * only write; `throughDoor` then says so, with the owner when it is known).
+   */
+  beside?: 'refuse' | 'door'
+}
+
+export async function openDatabase (config: Config, options: OpenOptions = {}): Promise<Database & { created: boolean, throughDoor?: { owner: DataDirOwner | undefined } }> {
   if (config.DATABASE_URL !== undefined) {
     const replicaUrls = config.DATABASE_REPLICA_URLS.split(',').filter(Boolean)
     const listenUrl = config.DATABASE_LISTEN_URL ?? config.DATABASE_URL
     return { ...openServerDatabase(config.DATABASE_URL, config, { ...options, replicaUrls, listenUrl }), created: false }
   }
-  return await openEmbeddedDatabase(config.DATA_DIR, options)
+  const opened = await openOrFindOwner(config.DATA_DIR, options)
+  if (!('owner' in opened)) return opened
+  if (options.beside !== 'door') throw new DataDirInUse(opened.dataDir, opened.owner)
+  // The owner migrated it. A small pool: its exchanges are served one at a time anyway; a
+  // connection may wait for an owner still opening it (a first start's migrations: seconds).
+  const database = openServerDatabase(doorUrl(opened.dataDir), { ...config, DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: Math.max(config.DB_CONNECTION_TIMEOUT_MS, 30_000) }, { ...options, statementNames: false })
+  return { ...database, created: false, throughDoor: { owner: opened.owner } }
 }

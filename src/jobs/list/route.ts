@@ -16,7 +16,7 @@ import { listJobs } from './list.js'
 /**
  * GET /api/jobs: a page of the organization's jobs (a walk, whose last page carries a sync
  * token), or with `changed_since` a page of what changed since a token (docs/sync-design.md).
- * Cursors and tokens are signed with CURSOR_SECRET (random per process without it).
+ * Cursors and tokens are signed with the app's cursor secret (CURSOR_SECRET, or app.ts's).
  */
 const listJobsRoute: FastifyPluginAsyncTypebox<{ cursorSecret: string | undefined }> = async (app, { cursorSecret }) => {
   const signer = new SignedJson(cursorSecret)
