@@ -32,9 +32,11 @@ export function jsonResponse (schema: TSchema, description: string, example: unk
 
 const NO_STORE = header('`no-store`: the answer of a write (it may hold a secret) is not to be kept.', { type: 'string', enum: ['no-store'] })
 
-/** A 2xx of a write: the body, not to be stored. */
-export function writeResponse (schema: TSchema, description: string, example: unknown): Record<string, unknown> {
-  return jsonResponse(schema, description, example, { 'Cache-Control': NO_STORE })
+const REPLAYED = header('`true` when this is the answer to an earlier request with the same `Idempotency-Key`, sent again: nothing was done this time.', { type: 'string', enum: ['true'] })
+
+/** A 2xx of a write: the body, not to be stored; of a POST taking an Idempotency-Key, perhaps replayed. */
+export function writeResponse (schema: TSchema, description: string, example: unknown, options: { replayable?: boolean } = {}): Record<string, unknown> {
+  return jsonResponse(schema, description, example, { 'Cache-Control': NO_STORE, ...(options.replayable === true ? { 'Idempotent-Replayed': REPLAYED } : {}) })
 }
 
 /** A 200 of a GET: the body, with its ETag (and `headers` of the operation's own). */
@@ -64,6 +66,7 @@ const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   403: 'Pro subscription required; the body links to the billing page.',
   404: 'Not found.',
   409: 'The request conflicts with the state of what it names; `code` says why.',
+  422: 'The `Idempotency-Key` was used with another request (`idempotency_key_reused`).',
   410: 'The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.',
   408: `The request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s. The connection is closed. No rate-limit headers: it is refused before authentication.`,
   414: `The URL is too long: over ${MAX_URL_LENGTH} characters in all, a query string over ${MAX_QUERY_LENGTH}, or a path segment over ${MAX_PARAM_LENGTH}. No rate-limit headers: it is refused before authentication.`,
@@ -79,6 +82,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorStatus, string>> = {
   403: 'Pro subscription required',
   404: 'Job not found',
   409: 'The request conflicts with the state of what it names.',
+  422: 'This Idempotency-Key was used with another request in the last 24 hours.',
   410: 'This sync token has expired: list the jobs again from the first page to get a new one.',
   408: `Request Timeout: the request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s`,
   414: `URI Too Long: the query string is longer than ${MAX_QUERY_LENGTH} characters`,
@@ -90,6 +94,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorStatus, string>> = {
 
 const EXTRA_HEADERS: Partial<Record<ErrorStatus, Record<string, unknown>>> = {
   401: { 'WWW-Authenticate': header('`Bearer`: the scheme to use.', { type: 'string', enum: ['Bearer'] }) },
+  409: { 'Retry-After': header('With `idempotency_key_in_use`: seconds to wait before retrying.', seconds) },
   429: { 'Retry-After': RETRY_AFTER },
   503: { 'Retry-After': RETRY_AFTER },
 }
@@ -141,15 +146,18 @@ function forbiddenResponse ({ scope, plan = false }: Forbidden): Record<string, 
  * The documented error responses of an operation (its own `statuses` and those of every
  * operation), each with the shared schema and an example; a 403 when `forbidden` names why.
  */
-export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string | ErrorCase>> = {}, forbidden: Forbidden = {}): Record<number, unknown> {
+export function errorResponses (statuses: ErrorStatus[], overrides: Partial<Record<ErrorStatus, string | ErrorCase>> = {}, forbidden: Forbidden = {}, options: { replayable?: boolean } = {}): Record<number, unknown> {
   const canForbid = forbidden.scope !== undefined || forbidden.plan === true
   const all = [...new Set([...statuses, ...EVERY_OPERATION, ...(canForbid ? [403 as const] : [])])].sort((a, b) => a - b)
   return Object.fromEntries(all.map(status => [status, status === 403
     ? forbiddenResponse(forbidden)
-    : errorResponse(status, overrides[status])]))
+    : errorResponse(status, overrides[status], options.replayable === true && REPLAYABLE.has(status))]))
 }
 
-function errorResponse (status: ErrorStatus, own: string | ErrorCase | undefined): Record<string, unknown> {
+/** The errors of a POST taking an Idempotency-Key that may be answered again (those its handler answered). */
+const REPLAYABLE = new Set<ErrorStatus>([400, 404, 409, 422])
+
+function errorResponse (status: ErrorStatus, own: string | ErrorCase | undefined, replayable: boolean): Record<string, unknown> {
   const description = typeof own === 'string' ? own : own?.description
-  return jsonResponse(Type.Ref(ErrorSchema), description ?? DESCRIPTIONS[status] ?? 'Error.', errorExample(status, typeof own === 'object' ? own : undefined), EXTRA_HEADERS[status])
+  return jsonResponse(Type.Ref(ErrorSchema), description ?? DESCRIPTIONS[status] ?? 'Error.', errorExample(status, typeof own === 'object' ? own : undefined), { ...EXTRA_HEADERS[status], ...(replayable ? { 'Idempotent-Replayed': REPLAYED } : {}) })
 }

@@ -7,6 +7,7 @@ import { errorResponses, notModifiedResponse, okResponse, writeResponse } from '
 import { DeliveryParams, EndpointParams, ListQuery, RecoverBody, WebhookDeliveryListSchema, WebhookEventsScheduledSchema } from '../schemas/webhooks.js'
 import type { SignedJson } from '../signed-json.js'
 import { endpointState, listDeliveries } from './deliveries.js'
+import { IdempotencyHeaders, idempotencyErrors } from './idempotency.js'
 import { recover, RECOVER_MAX, redeliver } from './recovery.js'
 import { endpointNotFound, knownFieldsOnly } from './endpoint-routes.js'
 import { DISABLED_BY_OPERATOR, disabledByOperator } from './endpoints.js'
@@ -16,7 +17,6 @@ import type { Webhooks } from './service.js'
 // An endpoint's deliveries: the record of every attempt, and sending events again (issue 41).
 
 const NOT_FOUND = { 404: 'No such endpoint (or attempt) in the caller\'s organization.' }
-const OPERATOR = { 409: DISABLED_BY_OPERATOR }
 const tags = ['Webhooks']
 // What a timestamp may be (RFC 3339's years, in UTC): year 0, which an offset can reach, is
 // not PostgreSQL's.
@@ -64,9 +64,10 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: DeliveryParams,
+      headers: IdempotencyHeaders,
       response: {
-        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled, or skipped (already scheduled, or delivered since).', { scheduled: 1, skipped: 0, more: false }),
-        ...errorResponses([400, 401, 404, 409], { ...NOT_FOUND, ...OPERATOR }, { scope: 'webhooks:write' }),
+        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled, or skipped (already scheduled, or delivered since).', { scheduled: 1, skipped: 0, more: false }, { replayable: true }),
+        ...errorResponses([400, 401, 404, 409, 422], { ...NOT_FOUND, ...idempotencyErrors(DISABLED_BY_OPERATOR) }, { scope: 'webhooks:write' }, { replayable: true }),
       },
     },
   }, async (request, reply) => {
@@ -88,10 +89,11 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: EndpointParams,
+      headers: IdempotencyHeaders,
       body: RecoverBody,
       response: {
-        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 12, skipped: 3, more: false }),
-        ...errorResponses([400, 401, 404, 409], { ...NOT_FOUND, ...OPERATOR }, { scope: 'webhooks:write' }),
+        202: writeResponse(Type.Ref(WebhookEventsScheduledSchema), 'Scheduled.', { scheduled: 12, skipped: 3, more: false }, { replayable: true }),
+        ...errorResponses([400, 401, 404, 409, 422], { ...NOT_FOUND, ...idempotencyErrors(DISABLED_BY_OPERATOR) }, { scope: 'webhooks:write' }, { replayable: true }),
       },
     },
   }, async (request, reply) => {

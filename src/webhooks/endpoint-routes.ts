@@ -10,6 +10,7 @@ import {
 } from '../schemas/webhooks.js'
 import type { SignedJson } from '../signed-json.js'
 import type { RefusalLog } from './egress.js'
+import { IdempotencyHeaders, idempotencyErrors } from './idempotency.js'
 import { createEndpoint, deleteEndpoint, DISABLED_BY_OPERATOR, ENDPOINT_LIMIT, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
 import type { Webhooks } from './service.js'
@@ -45,10 +46,11 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       description: 'Starts sending the organization\'s job changes (from now on) to `url`, as events signed per Standard Webhooks with the `secret` answered here, once. The endpoint is told what the calling key may read: a change of what only a job\'s analytics show only when the key has `analytics:read` on the Pro plan, nothing once the key is revoked. Needs `webhooks:write` and `jobs:read`.',
       tags,
       security: [{ bearerAuth: ['webhooks:write', 'jobs:read'] }],
+      headers: IdempotencyHeaders,
       body: CreateWebhookEndpointBody,
       response: {
-        201: writeResponse(Type.Ref(WebhookEndpointCreatedSchema), 'The new endpoint, with its signing secret.', { id: webhookEndpointExample.id, url: webhookEndpointExample.url, events: webhookEndpointExample.events, description: webhookEndpointExample.description, status: 'enabled', secret: webhookSecretExample, created_at: webhookEndpointExample.created_at }),
-        ...errorResponses([400, 401, 409], { ...BODY_400, 409: ENDPOINT_LIMIT }, { scope: 'webhooks:write' }),
+        201: writeResponse(Type.Ref(WebhookEndpointCreatedSchema), 'The new endpoint, with its signing secret.', { id: webhookEndpointExample.id, url: webhookEndpointExample.url, events: webhookEndpointExample.events, description: webhookEndpointExample.description, status: 'enabled', secret: webhookSecretExample, created_at: webhookEndpointExample.created_at }, { replayable: true }),
+        ...errorResponses([400, 401, 409, 422], { ...BODY_400, ...idempotencyErrors(ENDPOINT_LIMIT) }, { scope: 'webhooks:write' }, { replayable: true }),
       },
     },
   }, async (request, reply) => {
@@ -152,10 +154,11 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: EndpointParams,
+      headers: IdempotencyHeaders,
       body: RotateSecretBody,
       response: {
-        200: writeResponse(Type.Ref(WebhookSecretRotatedSchema), 'The new secret.', { secret: webhookSecretExample, previous_secret_expires_at: '2026-11-28T09:00:00.000Z' }),
-        ...errorResponses([400, 401, 404], NOT_FOUND, { scope: 'webhooks:write' }),
+        200: writeResponse(Type.Ref(WebhookSecretRotatedSchema), 'The new secret.', { secret: webhookSecretExample, previous_secret_expires_at: '2026-11-28T09:00:00.000Z' }, { replayable: true }),
+        ...errorResponses([400, 401, 404, 409, 422], { ...NOT_FOUND, ...idempotencyErrors() }, { scope: 'webhooks:write' }, { replayable: true }),
       },
     },
   }, async request => {

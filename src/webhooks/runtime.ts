@@ -7,6 +7,7 @@ import { pruneDeliveries } from './deliveries.js'
 import type { DeliveryOutcomes } from './deliver.js'
 import { DELIVERY_QUEUE } from './delivery-queue.js'
 import { dispatchChanges } from './dispatch.js'
+import { pruneIdempotencyKeys } from './idempotency.js'
 import type { Webhooks } from './service.js'
 
 // The webhooks' moving parts on an instance: the queue opened when the app is ready (and
@@ -93,7 +94,10 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
       const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0, budget: webhooks.room(), log: app.log }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
       for (const batch of dispatched?.batches ?? []) webhooks.send(batch)
     })
-    runPeriodically(app, 'pruning the webhook delivery record', PRUNE_INTERVAL_MS, async () => { await pruneDeliveries(app.prisma, webhooks.settings.retentionDays) })
+    runPeriodically(app, 'pruning the webhook delivery record and idempotency keys', PRUNE_INTERVAL_MS, async () => {
+      await pruneDeliveries(app.prisma, webhooks.settings.retentionDays)
+      await pruneIdempotencyKeys(app.prisma)
+    })
   }
   webhooks.onStart(() => { started = true })
   app.addHook('onClose', async () => { await webhooks.stop(5000) })

@@ -121,6 +121,37 @@ t.test('listAllWebhookEndpoints: every endpoint made through the SDK, page after
   t.same(theirs, [], 'another organization walks none of them')
 })
 
+t.test('a POST whose answer is lost: the SDK retries it with the same Idempotency-Key, and the endpoint is made once (issue 55)', async t => {
+  const tenant = await createTenant(prisma)
+  const keys: string[] = []
+  let lost = 0
+  // The request reaches the server and is done there; its answer never reaches the client,
+  // which sees a 503 (a proxy's, say) and retries after its Retry-After.
+  const api = createScreeningClient({
+    baseUrl,
+    apiKey: tenant.key,
+    retry: { baseDelayMs: 10 },
+    fetch: async (input, init) => {
+      const request = new Request(input, init)
+      const answer = await fetch(request)
+      if (request.method !== 'POST') return answer
+      keys.push(request.headers.get('idempotency-key') ?? '')
+      if (lost++ > 0) return answer
+      await answer.body?.cancel()
+      return new Response('{}', { status: 503, headers: { 'retry-after': '0', 'content-type': 'application/json' } })
+    },
+  })
+  const made = await api.createWebhookEndpoint({ url: 'http://127.0.0.1:9/hooks/once' })
+  t.equal(keys.length, 2, 'sent twice')
+  t.match(keys[0], /^[0-9a-f-]{36}$/, 'with a key of its own making')
+  t.equal(keys[1], keys[0], 'the same key both times')
+  t.equal(await prisma.webhookEndpoint.count({ where: { organizationId: tenant.organizationId } }), 1, 'made once')
+  t.equal((await prisma.webhookEndpoint.findFirstOrThrow({ where: { organizationId: tenant.organizationId } })).id, made.id, 'and the answer is of that endpoint, its secret the one it signs with')
+  const again = await api.createWebhookEndpoint({ url: 'http://127.0.0.1:9/hooks/once' }, { idempotencyKey: keys[0] })
+  t.equal(again.id, made.id, 'the key given back by hand: the same answer')
+  t.not((await api.createWebhookEndpoint({ url: 'http://127.0.0.1:9/hooks/once' })).id, made.id, 'a new call: a new key, a new endpoint')
+})
+
 t.test('a real delivery, verified with verifyWebhook; its record walked with listAllWebhookDeliveries; a rotation; a redelivery', async t => {
   const tenant = await createTenant(prisma)
   const api = createScreeningClient({ baseUrl, apiKey: tenant.key })

@@ -33,6 +33,14 @@ export type WebhookEndpointInput = CreateWebhookEndpointData['body']
 /** What to change of an endpoint: any of `url`, `events`, `description`, `status`. */
 export type WebhookEndpointChanges = UpdateWebhookEndpointData['body']
 
+/**
+ * A POST of the webhooks API: `idempotencyKey` (a new UUID by default) makes it safe to retry,
+ * as this client does after a 429 or 503: the server answers a retry with the first answer.
+ * Pass your own to retry across your own attempts (a crash, a timeout) within 24 hours.
+ */
+export interface WriteOptions { idempotencyKey?: string }
+const idempotencyKey = (options: WriteOptions): { 'idempotency-key': string } => ({ 'idempotency-key': options.idempotencyKey ?? globalThis.crypto.randomUUID() })
+
 /** Every item of every page, following `next_cursor` until the last page. */
 async function * allPages<T> (page: (cursor: string | undefined) => Promise<{ data: T[], next_cursor: string | null }>): AsyncGenerator<T, void, undefined> {
   let cursor: string | undefined
@@ -122,8 +130,8 @@ export class ScreeningClient {
    * A new webhook endpoint: the organization's job changes are POSTed to `url` from now on.
    * The answer's `secret` (`whsec_…`, for `verifyWebhook`) is shown this once. Needs `webhooks:write` and `jobs:read`.
    */
-  async createWebhookEndpoint (endpoint: WebhookEndpointInput): Promise<WebhookEndpointCreated> {
-    return (await createWebhookEndpoint({ client: this.client, body: endpoint, throwOnError: true })).data
+  async createWebhookEndpoint (endpoint: WebhookEndpointInput, options: WriteOptions = {}): Promise<WebhookEndpointCreated> {
+    return (await createWebhookEndpoint({ client: this.client, body: endpoint, headers: idempotencyKey(options), throwOnError: true })).data
   }
 
   /** One page of the organization's webhook endpoints, newest first. Needs `webhooks:read`. */
@@ -155,8 +163,8 @@ export class ScreeningClient {
    * A new signing secret, shown this once. For `grace_seconds` (default 24 hours; 0 after a
    * leak) the old one signs too: verify with both meanwhile (`verifyWebhook([next, previous], …)`).
    */
-  async rotateWebhookSecret (endpointId: string, options: { grace_seconds?: number } = {}): Promise<WebhookSecretRotated> {
-    return (await rotateWebhookSecret({ client: this.client, path: { endpointId }, body: options, throwOnError: true })).data
+  async rotateWebhookSecret (endpointId: string, options: { grace_seconds?: number } = {}, write: WriteOptions = {}): Promise<WebhookSecretRotated> {
+    return (await rotateWebhookSecret({ client: this.client, path: { endpointId }, body: options, headers: idempotencyKey(write), throwOnError: true })).data
   }
 
   /** One page of an endpoint's delivery attempts, newest first. Needs `webhooks:read`. */
@@ -169,15 +177,18 @@ export class ScreeningClient {
     return allPages(async cursor => await this.listWebhookDeliveries(endpointId, cursor === undefined ? query : { ...query, cursor }))
   }
 
-  /** Sends the event of a delivery attempt again, at once, with the same `webhook-id`. */
-  async redeliverWebhookEvent (endpointId: string, deliveryId: string): Promise<WebhookEventsScheduled> {
-    return (await redeliverWebhookEvent({ client: this.client, path: { endpointId, deliveryId }, throwOnError: true })).data
+  /** Sends the event of a delivery attempt again, at once, with the same `webhook-id` (unless it is scheduled already: `skipped`). */
+  async redeliverWebhookEvent (endpointId: string, deliveryId: string, options: WriteOptions = {}): Promise<WebhookEventsScheduled> {
+    return (await redeliverWebhookEvent({ client: this.client, path: { endpointId, deliveryId }, headers: idempotencyKey(options), throwOnError: true })).data
   }
 
-  /** Sends again every event given up on, or missed while the endpoint was disabled, since `since`. */
-  async recoverWebhookEvents (endpointId: string, since: Date | string): Promise<WebhookEventsScheduled> {
+  /**
+   * Sends again every event given up on, or missed while the endpoint was disabled, since
+   * `since`: 1,000 a call at most (`more`: call again), none already scheduled (`skipped`).
+   */
+  async recoverWebhookEvents (endpointId: string, since: Date | string, options: WriteOptions = {}): Promise<WebhookEventsScheduled> {
     const body = { since: since instanceof Date ? since.toISOString() : since }
-    return (await recoverWebhookEvents({ client: this.client, path: { endpointId }, body, throwOnError: true })).data
+    return (await recoverWebhookEvents({ client: this.client, path: { endpointId }, body, headers: idempotencyKey(options), throwOnError: true })).data
   }
 }
 

@@ -3,7 +3,7 @@
 // types beneath it.
 export {
   createScreeningClient, ScreeningClient,
-  type AnalyticsQuery, type JobListQuery, type PageQuery, type Polled, type PolledAnalytics, type ScreeningClientOptions, type WebhookEndpointChanges, type WebhookEndpointInput,
+  type AnalyticsQuery, type JobListQuery, type PageQuery, type Polled, type PolledAnalytics, type ScreeningClientOptions, type WebhookEndpointChanges, type WebhookEndpointInput, type WriteOptions,
 } from './client.js'
 export { ScreeningApiError } from './errors.js'
 export { JobSync, type JobChange } from './sync.js'

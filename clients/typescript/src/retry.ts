@@ -9,9 +9,11 @@ export interface RetryOptions {
   baseDelayMs?: number
 }
 
-// Reads are safe to repeat; a write (a webhook endpoint's POST, PATCH or DELETE) is never
-// retried, so none is made twice: only GET and HEAD are.
+// Reads are safe to repeat, and so is a POST with an Idempotency-Key (the server answers a
+// retry with the first answer, doing nothing more); any other write (PATCH, DELETE) is never
+// retried, so none is made twice.
 const IDEMPOTENT = new Set(['GET', 'HEAD'])
+const repeatable = (request: Request): boolean => IDEMPOTENT.has(request.method) || (request.method === 'POST' && request.headers.has('idempotency-key'))
 const RETRYABLE = new Set([429, 503])
 
 const sleep = async (ms: number, signal: AbortSignal | null): Promise<void> => await new Promise((resolve, reject) => {
@@ -22,7 +24,8 @@ const sleep = async (ms: number, signal: AbortSignal | null): Promise<void> => a
 })
 
 /**
- * A `fetch` that repeats a GET answered 429 (rate limited) or 503 (database unavailable)
+ * A `fetch` that repeats a GET (or a POST with an Idempotency-Key, with the same key) answered
+ * 429 (rate limited) or 503 (database unavailable)
  * after the wait the answer's `Retry-After` asks for, within the bounds of `options`. The
  * last answer is returned as it is when the attempts or the time run out.
  */
@@ -32,7 +35,7 @@ export function retryingFetch (next: typeof fetch, options: RetryOptions = {}): 
   const baseDelayMs = options.baseDelayMs ?? 500
   return async (input, init) => {
     const request = new Request(input, init)
-    if (!IDEMPOTENT.has(request.method)) return await next(request)
+    if (!repeatable(request)) return await next(request)
     const started = Date.now()
     for (let attempt = 1; ; attempt++) {
       const response = await next(request.clone())

@@ -890,6 +890,12 @@ export type CreateWebhookEndpointData = {
          */
         description?: string;
     };
+    headers?: {
+        /**
+         * Makes the POST safe to retry: for 24 hours, a request with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) and does nothing more; with another body, a 422. Any 1 to 255 printable ASCII characters; a UUID per operation is usual. The SDK sends one on its own.
+         */
+        'idempotency-key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/webhook_endpoints';
@@ -913,13 +919,17 @@ export type CreateWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
-     * The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first.
+     * The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first. Or a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
      */
     409: ApiError;
     /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
+    /**
+     * The `Idempotency-Key` was used with another request in the last 24 hours (`idempotency_key_reused`).
+     */
+    422: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
@@ -1181,6 +1191,12 @@ export type RotateWebhookSecretData = {
          */
         grace_seconds?: number;
     };
+    headers?: {
+        /**
+         * Makes the POST safe to retry: for 24 hours, a request with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) and does nothing more; with another body, a 422. Any 1 to 255 printable ASCII characters; a UUID per operation is usual. The SDK sends one on its own.
+         */
+        'idempotency-key'?: string;
+    };
     path: {
         /**
          * Identifier of the webhook endpoint.
@@ -1213,9 +1229,17 @@ export type RotateWebhookSecretErrors = {
      */
     408: ApiError;
     /**
+     * The request conflicts: a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
+     */
+    409: ApiError;
+    /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
+    /**
+     * The `Idempotency-Key` was used with another request in the last 24 hours (`idempotency_key_reused`).
+     */
+    422: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
@@ -1328,6 +1352,12 @@ export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof
 
 export type RedeliverWebhookEventData = {
     body?: never;
+    headers?: {
+        /**
+         * Makes the POST safe to retry: for 24 hours, a request with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) and does nothing more; with another body, a 422. Any 1 to 255 printable ASCII characters; a UUID per operation is usual. The SDK sends one on its own.
+         */
+        'idempotency-key'?: string;
+    };
     path: {
         /**
          * Identifier of the webhook endpoint.
@@ -1364,13 +1394,17 @@ export type RedeliverWebhookEventErrors = {
      */
     408: ApiError;
     /**
-     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again. Or a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
      */
     409: ApiError;
     /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
+    /**
+     * The `Idempotency-Key` was used with another request in the last 24 hours (`idempotency_key_reused`).
+     */
+    422: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
@@ -1407,6 +1441,12 @@ export type RecoverWebhookEventsData = {
          */
         since: string;
     };
+    headers?: {
+        /**
+         * Makes the POST safe to retry: for 24 hours, a request with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) and does nothing more; with another body, a 422. Any 1 to 255 printable ASCII characters; a UUID per operation is usual. The SDK sends one on its own.
+         */
+        'idempotency-key'?: string;
+    };
     path: {
         /**
          * Identifier of the webhook endpoint.
@@ -1439,13 +1479,17 @@ export type RecoverWebhookEventsErrors = {
      */
     408: ApiError;
     /**
-     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again. Or a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
      */
     409: ApiError;
     /**
      * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
+    /**
+     * The `Idempotency-Key` was used with another request in the last 24 hours (`idempotency_key_reused`).
+     */
+    422: ApiError;
     /**
      * Too many requests for this API key; retry after `Retry-After` seconds.
      */
