@@ -31,7 +31,7 @@ async function main (): Promise<void> {
     const address = app.server.address()
     const port = typeof address === 'object' && address !== null ? address.port : config.PORT
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST
-    console.log(banner(config.PUBLIC_URL ?? `http://${host}:${port}`, demo ?? await existingDemoData(database.prisma), database.dataDir))
+    console.log(banner(config.PUBLIC_URL ?? `http://${host}:${port}`, demo ?? await existingDemoData(database.prisma), database.dataDir, config.WEBHOOK_ALLOWED_NETWORKS))
   }
 }
 

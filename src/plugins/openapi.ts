@@ -37,7 +37,7 @@ const webhook = (type: string, summary: string, description: string) => ({
     description: `${description}\n\nSigned per Standard Webhooks 1.0.0 (the \`standardwebhooks\` package verifies it; the SDK's \`verifyWebhook\` too). Delivered at least once, in no guaranteed order; answer 2xx within ${ConfigSchema.properties.WEBHOOK_TIMEOUT_MS.default / 1000} s. Anything else is retried (${ConfigSchema.properties.WEBHOOK_RETRY_DELAYS.default}, with jitter; \`Retry-After\` honoured); a redirect is a failure and is not followed; 410 disables the endpoint.`,
     tags: ['Webhooks'],
     parameters: SIGNATURE_HEADERS,
-    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' }, example: { type, timestamp: '2026-11-27T09:00:01.000Z', data: type === 'sync.reset' ? { id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e', reason: 'changes_may_have_been_missed' } : { id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9' } } } } },
+    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' }, example: { type, timestamp: '2026-11-27T09:00:01.000Z', data: type === 'sync.reset' ? { id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e', reason: 'changes_may_have_been_missed' } : type === 'webhook.test' ? { id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e' } : { id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9' } } } } },
     responses: { '2XX': { description: 'Received. The body is not read.' } },
     security: [],
   },
@@ -46,6 +46,7 @@ const webhook = (type: string, summary: string, description: string) => ({
 const WEBHOOKS: Record<string, never> = {
   'job.updated': webhook('job.updated', 'A job was created or changed', 'A job of the organization was created, changed (its fields, questions, screens; what only its analytics show, to an endpoint made by a key that may read analytics), or moved into the organization. Read it (GET /api/jobs/{jobId}), or sync.'),
   'job.deleted': webhook('job.deleted', 'A job was deleted or left', 'A job was deleted, or moved to another organization: it is no longer the organization\'s.'),
+  'webhook.test': webhook('webhook.test', 'A test, on request', 'Sent when the partner asks (POST /api/webhook_endpoints/{endpointId}/test), to check the endpoint: `data.id` is the endpoint. Answer it as any event; it is not retried.'),
   'sync.reset': webhook('sync.reset', 'Changes may have been missed', 'The change log no longer reaches back to where this endpoint\'s events stood (a restore of the database, a stop longer than the log is kept, or the key may now read what earlier events left out): walk the list of jobs again.'),
 } as unknown as Record<string, never>
 

@@ -3,8 +3,8 @@ import { ErrorDetail, ErrorSchema, InsufficientScopeSchema, UpgradeRequiredSchem
 import { JobSchema } from './job.js'
 import { JobListSchema } from './job-list.js'
 import { MeSchema } from './me.js'
-import { WebhookDeliveryListSchema, WebhookDeliverySchema, WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookEventSchema, WebhookEventsScheduledSchema, WebhookSecretRotatedSchema } from './webhooks.js'
+import { WebhookDeliveryListSchema, WebhookDeliverySchema, WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookEventSchema, WebhookEventsScheduledSchema, WebhookSecretRotatedSchema, WebhookTestResultSchema } from './webhooks.js'
 
 /** Named schemas: added once to the app, they appear under these names in components.schemas. */
 export const sharedSchemas = [ErrorDetail, ErrorSchema, UpgradeRequiredSchema, InsufficientScopeSchema, JobSchema, JobListSchema, WeekBinSchema, JobAnalyticsSchema, MeSchema,
-  WebhookEndpointSchema, WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookDeliverySchema, WebhookDeliveryListSchema, WebhookSecretRotatedSchema, WebhookEventsScheduledSchema, WebhookEventSchema]
+  WebhookEndpointSchema, WebhookEndpointCreatedSchema, WebhookEndpointListSchema, WebhookDeliverySchema, WebhookDeliveryListSchema, WebhookSecretRotatedSchema, WebhookEventsScheduledSchema, WebhookTestResultSchema, WebhookEventSchema]

@@ -85,6 +85,15 @@ export const WebhookEventsScheduledSchema = Type.Object({
   more: Type.Boolean({ description: 'There are more events to recover than one call schedules: call again with the same `since`.' }),
 }, { $id: 'WebhookEventsScheduled', title: 'WebhookEventsScheduled', description: 'What a call to send events again did.', additionalProperties: false })
 
+export const WebhookTestResultSchema = Type.Object({
+  event_id: Type.String({ maxLength: 64, pattern: '^msg_[A-Za-z0-9_-]{1,60}$', description: 'The test event\'s `webhook-id`.' }),
+  delivery_id: Nullable(Uuid(), { description: 'The attempt, as `…/deliveries` lists it (null when the endpoint was deleted meanwhile).' }),
+  delivered: Type.Boolean({ description: 'The endpoint answered 2xx.' }),
+  status_code: Nullable(Type.Integer({ format: 'int32', minimum: 100, maximum: 599 }), { description: 'The status the endpoint answered; null when it did not.' }),
+  error: Nullable(Type.String({ maxLength: 500 }), { description: 'Why it was not delivered; null when it was.' }),
+  duration_ms: Count({ description: 'How long the attempt took.' }),
+}, { $id: 'WebhookTestResult', title: 'WebhookTestResult', description: 'How the test event\'s attempt went.', additionalProperties: false })
+
 export const CreateWebhookEndpointBody = Type.Object({
   url: Url(),
   events: Type.Optional(Events({ default: [...WEBHOOK_EVENT_TYPES] })),
@@ -106,6 +115,9 @@ export const RecoverBody = Type.Object({
   since: Type.String({ format: 'date-time', maxLength: 40, description: 'Resend every event whose last attempt since this time failed and will not be tried again (given up, or missed while the endpoint was disabled).', examples: ['2026-11-27T00:00:00Z'] }),
 }, { additionalProperties: false })
 
+/** A test event's request: nothing to say (an empty body, or none). */
+export const TestEventBody = Type.Object({}, { additionalProperties: false })
+
 export const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'Items per page.' })),
   cursor: Type.Optional(Type.String({ ...CURSOR, description: 'The `next_cursor` of the previous page, unchanged.' })),
@@ -122,10 +134,10 @@ export const DeliveryParams = Type.Object({
 
 /** The body of every event sent (the OpenAPI document's `webhooks`). */
 export const WebhookEventSchema = Type.Object({
-  type: Type.String({ enum: [...WEBHOOK_EVENT_TYPES, 'sync.reset'], description: '`job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint\'s position: a restore, or a long stop); walk the list again.' }),
+  type: Type.String({ enum: [...WEBHOOK_EVENT_TYPES, 'sync.reset', 'webhook.test'], description: '`webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint\'s position: a restore, or a long stop); walk the list again.' }),
   timestamp: Timestamp({ description: 'When the change was seen.' }),
   data: Type.Object({
-    id: Uuid({ description: 'The job; for `sync.reset`, the endpoint.' }),
+    id: Uuid({ description: 'The job; for `sync.reset` and `webhook.test`, the endpoint.' }),
     reason: Type.Optional(Type.String({ enum: ['changes_may_have_been_missed'], description: 'For `sync.reset`.' })),
   }, { additionalProperties: false }),
 }, { $id: 'WebhookEvent', title: 'WebhookEvent', description: 'An event, as POSTed to an endpoint: thin (the job\'s id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`. Whatever the type, read the job when told (a 404 means it is gone): the answer then is what is true, whichever event came last.', additionalProperties: false })
@@ -135,3 +147,4 @@ export type WebhookEndpointCreated = Static<typeof WebhookEndpointCreatedSchema>
 export type WebhookEndpointList = Static<typeof WebhookEndpointListSchema>
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>
 export type WebhookDeliveryList = Static<typeof WebhookDeliveryListSchema>
+export type WebhookTestResult = Static<typeof WebhookTestResultSchema>

@@ -2,10 +2,11 @@ import type { PgBoss } from 'pg-boss'
 import type { SqlReader, SqlWriter } from '../db/rows.js'
 import { ApiError } from '../errors.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
-import { deliveryEndpoint, type DeliveryEndpoint } from './delivery-endpoint.js'
+import { deliveryEndpoint, signingSecrets, type DeliveryEndpoint } from './delivery-endpoint.js'
 import { enqueueEvents, type DeliveryJob } from './delivery-queue.js'
 import type { Batch } from './batch.js'
 import type { AttemptResult, EgressGuard } from './egress.js'
+import { RECORD, RECORD_DELIVERED, type Attempt } from './delivery-record.js'
 import { eventBody, type WebhookEvent } from './events.js'
 import type { SecretBox } from './secrets.js'
 import { storedPosition, type EndpointPosition } from './position.js'
@@ -46,42 +47,6 @@ export interface DeliveryOutcomes {
 }
 
 interface Sent { event: WebhookEvent, result: AttemptResult }
-
-interface Attempt { event: WebhookEvent, outcome: 'delivered' | 'failed', statusCode: number | null, error: string | null, durationMs: number | null, nextAttemptAt: Date | null }
-
-/** Every attempt of a job, in one statement (its rows as JSON: one parameter on either adapter); none once the endpoint is deleted. */
-const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
-  INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at)
-  SELECT ${endpointId}::uuid, r.event_id, r.event_type, r.job_id, r.event_at, r.attempt, r.outcome, r.status_code, r.error, r.duration_ms, ${at.toISOString()}::timestamptz, r.next_attempt_at
-  FROM jsonb_to_recordset(${JSON.stringify(attempts.map(a => ({
-    event_id: a.event.id,
-    event_type: a.event.type,
-    job_id: a.event.type === 'sync.reset' ? null : a.event.subject,
-    event_at: a.event.at,
-    attempt: a.event.attempt,
-    outcome: a.outcome,
-    status_code: a.statusCode,
-    error: a.error,
-    duration_ms: a.durationMs,
-    next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
-  })))}::jsonb)
-  AS r(event_id text, event_type text, job_id uuid, event_at timestamptz, attempt int, outcome text, status_code int, error text, duration_ms int, next_attempt_at timestamptz)
-  WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${endpointId}::uuid)`
-
-/** A PostgreSQL array literal of `values` (ids, types, uuids, numbers: nothing to quote), NULL for null. */
-const arrayLiteral = (values: Array<string | number | null>): string => `{${values.map(v => v === null ? 'NULL' : String(v)).join(',')}}`
-
-/**
- * First attempts delivered, of events seen at one time, in one row of webhook_delivery_batches
- * (its id's last 16 bits 0: attempt i's id has i there); none once the endpoint is deleted.
- */
-const RECORD_DELIVERED = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
-  INSERT INTO webhook_delivery_batches (id, endpoint_id, event_at, attempted_at, event_ids, event_types, job_ids, status_codes, durations_ms)
-  SELECT overlay(gen_random_uuid()::text placing '0000' from 33)::uuid, ${endpointId}::uuid, ${attempts[0]!.event.at}::timestamptz, ${at.toISOString()}::timestamptz,
-         ${arrayLiteral(attempts.map(a => a.event.id))}::text[], ${arrayLiteral(attempts.map(a => a.event.type))}::text[],
-         ${arrayLiteral(attempts.map(a => a.event.type === 'sync.reset' ? null : a.event.subject))}::uuid[],
-         ${arrayLiteral(attempts.map(a => a.statusCode))}::int[], ${arrayLiteral(attempts.map(a => a.durationMs))}::int[]
-  WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${endpointId}::uuid)`
 
 const delivered = (result: AttemptResult): boolean => result.status !== undefined && result.status >= 200 && result.status < 300
 
@@ -166,9 +131,7 @@ export class Deliverer {
     const now = new Date()
     let secrets: string[]
     try {
-      const box = await this.deps.secrets()
-      secrets = [box.open(endpointId, Buffer.from(endpoint.secret, 'base64'))]
-      if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
+      secrets = signingSecrets(await this.deps.secrets(), endpointId, endpoint, now)
     } catch (failure) {
       // No WEBHOOK_SECRET_KEY, or the secret was stored under another: failed attempts,
       // retried and recorded like any other (the operator may set the key), never sent unsigned.

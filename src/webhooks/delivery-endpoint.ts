@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
 import type { SqlReader } from '../db/rows.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import type { SecretBox } from './secrets.js'
 
 export const DeliveryEndpointRow = Type.Object({
   url: Type.String(),
@@ -27,4 +28,11 @@ export async function deliveryEndpoint (primary: SqlReader, id: string): Promise
     FROM webhook_endpoints e LEFT JOIN api_keys k ON k.id = e.api_key_id LEFT JOIN users u ON u.id = k.user_id
     WHERE e.id = ${id}::uuid`)
   return endpoint
+}
+
+/** The secrets that sign its deliveries now: its own, and the previous one during a rotation's grace. Throws when they do not open. */
+export function signingSecrets (box: SecretBox, endpointId: string, endpoint: DeliveryEndpoint, now: Date): string[] {
+  const secrets = [box.open(endpointId, Buffer.from(endpoint.secret, 'base64'))]
+  if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > now) secrets.push(box.open(endpointId, Buffer.from(endpoint.previousSecret, 'base64')))
+  return secrets
 }

@@ -4,11 +4,12 @@ import { ApiError, invalidRequest } from '../errors.js'
 import { webhookDeliveryExample } from '../schemas/examples.js'
 import { ConditionalHeaders } from '../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse, writeResponse } from '../schemas/responses.js'
-import { DeliveryParams, EndpointParams, ListQuery, RecoverBody, WebhookDeliveryListSchema, WebhookEventsScheduledSchema } from '../schemas/webhooks.js'
+import { DeliveryParams, EndpointParams, ListQuery, RecoverBody, TestEventBody, WebhookDeliveryListSchema, WebhookEventsScheduledSchema, WebhookTestResultSchema } from '../schemas/webhooks.js'
 import type { SignedJson } from '../signed-json.js'
 import { endpointState, listDeliveries } from './deliveries.js'
 import { IdempotencyHeaders, idempotencyErrors } from './idempotency.js'
 import { recover, RECOVER_MAX, redeliver } from './recovery.js'
+import { sendTestEvent } from './test-event.js'
 import { endpointNotFound, knownFieldsOnly } from './endpoint-routes.js'
 import { DISABLED_BY_OPERATOR, disabledByOperator } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
@@ -104,6 +105,31 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     if (!state.enabled) throw disabled(state)
     reply.code(202)
     return await recover(app.prisma, webhooks, request.params.endpointId, since)
+  })
+
+  app.post('/webhook_endpoints/:endpointId/test', {
+    preValidation: knownFieldsOnly(TestEventBody),
+    schema: {
+      operationId: 'testWebhookEndpoint',
+      summary: 'Send a test event',
+      description: 'Sends the endpoint a `webhook.test` event now, signed as every event is (its body in `webhooks`), and answers how the attempt went: the status the endpoint answered, or why there was none, and how long it took. It is recorded with the deliveries, never retried, and never counts toward disabling the endpoint. So a new endpoint can be checked at once, without waiting for a job to change. The endpoint must be enabled. Needs `webhooks:write`.',
+      tags,
+      security: [{ bearerAuth: ['webhooks:write'] }],
+      params: EndpointParams,
+      headers: IdempotencyHeaders,
+      body: TestEventBody,
+      response: {
+        200: writeResponse(Type.Ref(WebhookTestResultSchema), 'The attempt: delivered or not, and why.', { event_id: 'msg_test_Xq3v9Lw0bJf2Zr8kTn4Ypa', delivery_id: '5a1d6f3e-2b7c-4d9e-8f01-a2b3c4d5e6f7', delivered: true, status_code: 204, error: null, duration_ms: 87 }, { replayable: true }),
+        ...errorResponses([400, 401, 404, 409, 422], { ...NOT_FOUND, ...idempotencyErrors(DISABLED_BY_OPERATOR) }, { scope: 'webhooks:write' }, { replayable: true }),
+      },
+    },
+  }, async request => {
+    const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
+    if (state === null) throw endpointNotFound()
+    if (!state.enabled) throw disabled(state)
+    const result = await sendTestEvent({ primary: app.database.primary, guard: webhooks.guard, secrets: async () => await webhooks.secrets(), timeoutMs: webhooks.settings.testTimeoutMs }, request.params.endpointId)
+    if (result === undefined) throw endpointNotFound()
+    return result
   })
 }
 

@@ -7,14 +7,14 @@ import { createHash } from 'node:crypto'
 /** The types an endpoint may ask for; `sync.reset` is sent to every endpoint when it happens. */
 export const EVENT_TYPES = ['job.updated', 'job.deleted'] as const
 export type SubscribableType = typeof EVENT_TYPES[number]
-export type EventType = SubscribableType | 'sync.reset'
+export type EventType = SubscribableType | 'sync.reset' | 'webhook.test'
 
 /** An event for one endpoint, as a delivery job carries it. */
 export interface WebhookEvent {
   /** `webhook-id`: the same for every attempt of this change to this endpoint. */
   id: string
   type: EventType
-  /** The job it names; for sync.reset, the endpoint. */
+  /** The job it names; for sync.reset and webhook.test, the endpoint. */
   subject: string
   /** When the change was seen (ISO 8601): the body's `timestamp`. */
   at: string
@@ -36,6 +36,9 @@ export function changeEventId (endpointId: string, log: { history: string, gener
 export function resetEventId (endpointId: string, point: string): string {
   return 'msg_' + createHash('sha256').update(`${endpointId}:reset:${point}`).digest('base64url').slice(0, 32)
 }
+
+/** The job an event names, if it names one. */
+export const jobOf = (event: Pick<WebhookEvent, 'type' | 'subject'>): string | null => event.type === 'job.updated' || event.type === 'job.deleted' ? event.subject : null
 
 /** The body of an event. */
 export function eventBody (event: Pick<WebhookEvent, 'type' | 'subject' | 'at'>): string {

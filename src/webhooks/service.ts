@@ -23,6 +23,8 @@ export interface WebhookSettings {
   retryDelaysMs: number[]
   disableAfterMs: number
   timeoutMs: number
+  /** A test event's: within the request's own bound, so that its answer is the attempt's. */
+  testTimeoutMs: number
   retentionDays: number
   worker: boolean
   concurrency: number
@@ -44,6 +46,7 @@ export const webhookSettings = (config: Config): WebhookSettings => ({
   retryDelaysMs: durationsMs(config.WEBHOOK_RETRY_DELAYS),
   disableAfterMs: durationMs(config.WEBHOOK_DISABLE_AFTER),
   timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  testTimeoutMs: Math.max(100, Math.min(config.WEBHOOK_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS - 1000)),
   retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
   worker: config.WEBHOOK_WORKER === 'on',
   concurrency: config.WEBHOOK_CONCURRENCY,

@@ -15,6 +15,7 @@ import { quietSince } from '../../src/jobs/sync/quiet.js'
 import { leaseEndpoints } from '../../src/webhooks/batch.js'
 import { deliveryEndpoint } from '../../src/webhooks/delivery-endpoint.js'
 import { dispatchCandidates } from '../../src/webhooks/dispatch-candidates.js'
+import { recordTestAttempt } from '../../src/webhooks/test-event.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { createTestDatabase, openTemplatePGlite, serverUrl } from '../helpers/database.js'
 import { describeColumns, type DescribedColumn } from '../helpers/describe.js'
@@ -57,6 +58,7 @@ await capture('analyticsVersion, with the rules', async r => await analyticsVers
 await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))
 await capture('dispatchCandidates', async r => await dispatchCandidates(r))
 await capture('leaseEndpoints', async r => await leaseEndpoints(r, [JOB], 1000))
+await capture('recordTestAttempt', async r => await recordTestAttempt(r, JOB, new Date(), { event: { id: 'msg_test', type: 'webhook.test', subject: JOB, at: new Date().toISOString(), attempt: 1 }, outcome: 'delivered', statusCode: 204, error: null, durationMs: 1, nextAttemptAt: null }))
 
 // What rows.ts makes of each PostgreSQL type (its converter), as TypeBox kinds.
 const ROWS_TS: Record<string, string[]> = {

@@ -146,11 +146,14 @@ assert.equal(rotated.previous_secret_expires_at, null)
 const attempts: WebhookDelivery[] = []
 for await (const delivery of manager.listAllWebhookDeliveries(made[2]!.id)) attempts.push(delivery)
 assert.deepEqual(attempts, [])
+const check = await manager.testWebhookEndpoint(made[1]!.id)
+assert.equal(check.delivered, false, `a test event to where nothing listens: not delivered (${check.error})`)
+assert.match(check.event_id, /^msg_test_/)
 const unscoped = await thrown(restricted.listWebhookEndpoints())
 assert.deepEqual([unscoped.status, unscoped.code, unscoped.required_scope], [403, 'insufficient_scope', 'webhooks:read'])
 for (const endpoint of made) await manager.deleteWebhookEndpoint(endpoint.id)
 assert.equal((await thrown(manager.getWebhookEndpoint(made[0]!.id))).code, 'not_found')
-console.log(`webhook endpoints: ${made.length} made, ${endpoints.length} walked in ${hooks.statuses.length} pages of 1, one disabled, one rotated, no deliveries; 403 ${unscoped.required_scope} for the restricted key; deleted`)
+console.log(`webhook endpoints: ${made.length} made, ${endpoints.length} walked in ${hooks.statuses.length} pages of 1, one disabled, one rotated, no deliveries, a test event not delivered (${check.error}); 403 ${unscoped.required_scope} for the restricted key; deleted`)
 
 // A key limited to 2 requests a 2-second window: the third request is answered 429.
 const limitedUrl = env('LIMITED_URL')

@@ -3,10 +3,10 @@ import { toScreeningApiError } from './errors.js'
 import { createClient, createConfig, type Client } from './generated/client/index.js'
 import {
   createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getMe, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
-  recoverWebhookEvents, redeliverWebhookEvent, rotateWebhookSecret, updateWebhookEndpoint,
+  recoverWebhookEvents, redeliverWebhookEvent, rotateWebhookSecret, testWebhookEndpoint, updateWebhookEndpoint,
   type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type ListJobsData,
   type ListWebhookEndpointsData, type Me, type UpdateWebhookEndpointData, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpoint,
-  type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookSecretRotated,
+  type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookSecretRotated, type WebhookTestResult,
 } from './generated/index.js'
 import { retryingFetch, type RetryOptions } from './retry.js'
 import { JobSync } from './sync.js'
@@ -189,6 +189,14 @@ export class ScreeningClient {
   async recoverWebhookEvents (endpointId: string, since: Date | string, options: WriteOptions = {}): Promise<WebhookEventsScheduled> {
     const body = { since: since instanceof Date ? since.toISOString() : since }
     return (await recoverWebhookEvents({ client: this.client, path: { endpointId }, body, headers: idempotencyKey(options), throwOnError: true })).data
+  }
+
+  /**
+   * Sends the endpoint a signed `webhook.test` event now and answers how it went (delivered,
+   * the status or why there was none, the time it took): a new endpoint checked at once.
+   */
+  async testWebhookEndpoint (endpointId: string, options: WriteOptions = {}): Promise<WebhookTestResult> {
+    return (await testWebhookEndpoint({ client: this.client, path: { endpointId }, body: {}, headers: idempotencyKey(options), throwOnError: true })).data
   }
 }
 

@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: `${string}://${string}` | (string & {});
 };
 
-export type Webhooks = WebhookJobUpdatedWebhookRequest | WebhookJobDeletedWebhookRequest | WebhookSyncResetWebhookRequest;
+export type Webhooks = WebhookJobUpdatedWebhookRequest | WebhookJobDeletedWebhookRequest | WebhookWebhookTestWebhookRequest | WebhookSyncResetWebhookRequest;
 
 export type ErrorDetail = {
     /**
@@ -478,22 +478,54 @@ export type WebhookEventsScheduled = {
 };
 
 /**
+ * WebhookTestResult
+ *
+ * How the test event's attempt went.
+ */
+export type WebhookTestResult = {
+    /**
+     * The test event's `webhook-id`.
+     */
+    event_id: string;
+    /**
+     * The attempt, as `…/deliveries` lists it (null when the endpoint was deleted meanwhile).
+     */
+    delivery_id: string | null;
+    /**
+     * The endpoint answered 2xx.
+     */
+    delivered: boolean;
+    /**
+     * The status the endpoint answered; null when it did not.
+     */
+    status_code: number | null;
+    /**
+     * Why it was not delivered; null when it was.
+     */
+    error: string | null;
+    /**
+     * How long the attempt took.
+     */
+    duration_ms: number;
+};
+
+/**
  * WebhookEvent
  *
  * An event, as POSTed to an endpoint: thin (the job's id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`. Whatever the type, read the job when told (a 404 means it is gone): the answer then is what is true, whichever event came last.
  */
 export type WebhookEvent = {
     /**
-     * `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint's position: a restore, or a long stop); walk the list again.
+     * `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint's position: a restore, or a long stop); walk the list again.
      */
-    type: 'job.updated' | 'job.deleted' | 'sync.reset';
+    type: 'job.updated' | 'job.deleted' | 'sync.reset' | 'webhook.test';
     /**
      * When the change was seen.
      */
     timestamp: string;
     data: {
         /**
-         * The job; for `sync.reset`, the endpoint.
+         * The job; for `sync.reset` and `webhook.test`, the endpoint.
          */
         id: string;
         /**
@@ -1519,6 +1551,88 @@ export type RecoverWebhookEventsResponses = {
 
 export type RecoverWebhookEventsResponse = RecoverWebhookEventsResponses[keyof RecoverWebhookEventsResponses];
 
+export type TestWebhookEndpointData = {
+    body: {
+        [key: string]: never;
+    };
+    headers?: {
+        /**
+         * Makes the POST safe to retry: for 24 hours, a request with the same key and body gets the first answer again (with `Idempotent-Replayed: true`) and does nothing more; with another body, a 422. Any 1 to 255 printable ASCII characters; a UUID per operation is usual. The SDK sends one on its own.
+         */
+        'idempotency-key'?: string;
+    };
+    path: {
+        /**
+         * Identifier of the webhook endpoint.
+         */
+        endpointId: string;
+    };
+    query?: never;
+    url: '/api/webhook_endpoints/{endpointId}/test';
+};
+
+export type TestWebhookEndpointErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:write` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * No such endpoint (or attempt) in the caller's organization.
+     */
+    404: ApiError;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again. Or a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
+     */
+    409: ApiError;
+    /**
+     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * The `Idempotency-Key` was used with another request in the last 24 hours (`idempotency_key_reused`).
+     */
+    422: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type TestWebhookEndpointError = TestWebhookEndpointErrors[keyof TestWebhookEndpointErrors];
+
+export type TestWebhookEndpointResponses = {
+    /**
+     * The attempt: delivered or not, and why.
+     */
+    200: WebhookTestResult;
+};
+
+export type TestWebhookEndpointResponse = TestWebhookEndpointResponses[keyof TestWebhookEndpointResponses];
+
 export type WebhookJobUpdatedWebhookPayload = WebhookEvent;
 
 export type WebhookJobUpdatedWebhookRequest = {
@@ -1533,6 +1647,15 @@ export type WebhookJobDeletedWebhookPayload = WebhookEvent;
 export type WebhookJobDeletedWebhookRequest = {
     body: WebhookJobDeletedWebhookPayload;
     key: 'job.deleted';
+    path?: never;
+    query?: never;
+};
+
+export type WebhookWebhookTestWebhookPayload = WebhookEvent;
+
+export type WebhookWebhookTestWebhookRequest = {
+    body: WebhookWebhookTestWebhookPayload;
+    key: 'webhook.test';
     path?: never;
     query?: never;
 };

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import type { SqlReader } from '../db/rows.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import type { WebhookTestResult } from '../schemas/webhooks.js'
+import { deliveryEndpoint, signingSecrets } from './delivery-endpoint.js'
+import { RECORD, type Attempt } from './delivery-record.js'
+import type { EgressGuard } from './egress.js'
+import { eventBody, type WebhookEvent } from './events.js'
+import type { SecretBox } from './secrets.js'
+import { signatureHeader, signingKeys } from './signing.js'
+
+// A test event (issue 55): a partner checks a new endpoint at once, without waiting for a job
+// to change. A `webhook.test` event, signed as every event is, POSTed through the egress
+// guard while the request waits, recorded with the endpoint's deliveries, and answered: how
+// the attempt went. Never retried, and never counted toward disabling the endpoint.
+
+const RecordedRow = Type.Object({ id: Type.String() })
+
+export interface TestEventDeps { primary: SqlReader, guard: EgressGuard, secrets: () => Promise<SecretBox>, timeoutMs: number }
+
+/** Sends the endpoint a test event and records the attempt; undefined when the endpoint is gone. */
+export async function sendTestEvent (deps: TestEventDeps, endpointId: string): Promise<WebhookTestResult | undefined> {
+  const endpoint = await deliveryEndpoint(deps.primary, endpointId)
+  if (endpoint === undefined) return undefined
+  const now = new Date()
+  const event: WebhookEvent = { id: `msg_test_${randomBytes(18).toString('base64url')}`, type: 'webhook.test', subject: endpointId, at: now.toISOString(), attempt: 1 }
+  const body = eventBody(event)
+  const timestamp = Math.floor(now.getTime() / 1000)
+  // The secrets not opening (another WEBHOOK_SECRET_KEY) is the partner's answer too: nothing sent unsigned.
+  const keys = signingKeys(signingSecrets(await deps.secrets(), endpointId, endpoint, now))
+  const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
+  const result = await deps.guard.post(endpoint.url, headers, body, deps.timeoutMs)
+  const delivered = result.status !== undefined && result.status >= 200 && result.status < 300
+  const error = delivered ? null : result.error ?? `status ${result.status}`
+  const attempt: Attempt = { event, outcome: delivered ? 'delivered' : 'failed', statusCode: result.status ?? null, error, durationMs: result.durationMs, nextAttemptAt: null }
+  const deliveryId = await recordTestAttempt(deps.primary, endpointId, now, attempt)
+  return { event_id: event.id, delivery_id: deliveryId ?? null, delivered, status_code: result.status ?? null, error, duration_ms: result.durationMs }
+}
+
+/** Records a test event's attempt with the endpoint's deliveries: its id, none once the endpoint is deleted. */
+export async function recordTestAttempt (reader: SqlReader, endpointId: string, at: Date, attempt: Attempt): Promise<string | undefined> {
+  const [recorded] = await reader.rows(RecordedRow, PrismaSql.sql`${RECORD(endpointId, at, [attempt])} RETURNING id::text AS id`)
+  return recorded?.id
+}
