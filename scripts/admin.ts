@@ -35,7 +35,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
                from a backup, a failover that may have lost committed transactions, or changes
                made with the triggers off (session_replication_role = replica, a load without them)
   list-endpoints   [--org <organization id>]
-               webhook endpoints: url, status, why disabled, failing since when
+               webhook endpoints: url, status, why disabled, failing since when, and
+               the dispatcher's failed reads of its changes (dispatchError, paused until when)
   disable-endpoint --id <endpoint id>
                stops sending to it (reason: operator); the partner sees it disabled
   enable-endpoint  --id <endpoint id>

@@ -11,7 +11,7 @@ export async function listEndpoints (database: Database, organizationId?: string
   const rows = await database.prisma.webhookEndpoint.findMany({
     where: organizationId === undefined ? {} : { organizationId },
     orderBy: [{ organizationId: 'asc' }, { createdAt: 'asc' }],
-    select: { id: true, organizationId: true, url: true, events: true, status: true, disabledReason: true, failingSince: true, createdAt: true },
+    select: { id: true, organizationId: true, url: true, events: true, status: true, disabledReason: true, failingSince: true, dispatchFailures: true, dispatchError: true, dispatchPausedUntil: true, createdAt: true },
   })
   return rows
 }

@@ -30,6 +30,12 @@ const QUIET_MOVE_MS = 60_000
 /** The wait before a chunk whose read failed is read again, doubling to at most 5 minutes. */
 const pauseMs = (failures: number): number => Math.min(300_000, 1000 * 2 ** Math.min(failures, 9))
 
+/** What an operator reads of a failed read: PostgreSQL's message, without the client's framing. */
+const reason = (error: unknown): string => {
+  const text = error instanceof Error ? error.message : String(error)
+  return (/Message: `([^`]*)`/.exec(text)?.[1] ?? text).replace(/\s+/g, ' ').trim().slice(0, 1000)
+}
+
 /**
  * The round robin of this process's runs: the last organization read (the next run starts
  * after it), and in each organization cut short, its last chunk read (its next read starts
@@ -156,7 +162,7 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
       // Recorded and left for later: every other chunk goes on being told meanwhile.
       const ids = chunk.endpoints.map(e => e.id)
       const failures = Math.max(...chunk.endpoints.map(e => e.dispatchFailures)) + 1
-      const message = (error instanceof Error ? error.message : String(error)).slice(0, 1000)
+      const message = reason(error)
       await tx.$executeRaw`UPDATE webhook_endpoints SET dispatch_failures = dispatch_failures + 1, dispatch_paused_until = now() + ${pauseMs(failures)}::int * interval '1 millisecond', dispatch_error = ${message} WHERE id = ANY (${ids}::uuid[])`
       options.log?.warn({ err: error, organization: chunk.organizationId, endpoints: ids.length, failures }, `webhooks: reading the changes of ${ids.length} endpoint(s) failed (${failures} run(s) in a row); left out for ${pauseMs(failures) / 1000} s, the others go on`)
       result.failed += ids.length

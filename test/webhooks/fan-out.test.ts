@@ -7,7 +7,8 @@ import t from 'tap'
 // them in one organization (rows past the API's cap of 16, as an operator's raised
 // WEBHOOK_ENDPOINTS_MAX or rows made before the cap would be), and 63 organizations of 16; a
 // burst of 163 changes (100 in the big organization, one in each small one). The instance
-// runs in a process of its own under the production V8 flags (start:prod's 256 MB heap).
+// runs in a process of its own under the production V8 flags (start:prod's 256 MB heap), on
+// the database TEST_DATABASE_URL names (the server), else an embedded one of its own.
 // Before the fix, the first run read 100 changes for the whole group of 14,000: 1,400,000
 // events at once; the instance ran out of memory, and so again on every restart.
 

@@ -7,7 +7,8 @@ import { createApiKey, createUser } from '../../src/admin/commands.js'
 
 // One organization among many (issue 55): the number of endpoints it may have is bounded, and
 // an endpoint is told of an organization's jobs only while the key that made it is of that
-// organization. Receivers on 127.0.0.1, which WEBHOOK_ALLOWED_NETWORKS allows here.
+// organization; and a chunk whose read fails stops no one else. Receivers on 127.0.0.1, which
+// WEBHOOK_ALLOWED_NETWORKS allows here.
 
 const { app, prisma } = await buildTestApp(t, { env: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', WEBHOOK_DISPATCH_INTERVAL_MS: '100' } })
 const url = 'http://127.0.0.1:9/hooks'
@@ -70,4 +71,31 @@ t.test('a person who left is told nothing: the endpoint their key made stops at 
   t.match(enabled.json(), { status: 'enabled', disabled_reason: null }, 'a key of the organization enables it again, and becomes its maker')
   await prisma.$executeRaw`UPDATE jobs SET title = 'told again' WHERE id = ${job.id}::uuid`
   t.ok(await receiver.until(r => r.length > before), 'told again')
+})
+
+t.test('a chunk whose read fails is left out and recorded; every other organization goes on being told; after 10 failures it starts over', async t => {
+  const acme = await createTenant(prisma)
+  const globex = await createTenant(prisma)
+  const [poisoned, healthy] = [await startReceiver(), await startReceiver()]
+  t.teardown(poisoned.close)
+  t.teardown(healthy.close)
+  const bad = await makeEndpoint(app, acme, poisoned.url)
+  poisoned.secrets.push(bad.secret)
+  const good = await makeEndpoint(app, globex, healthy.url)
+  healthy.secrets.push(good.secret)
+  // A position whose page cannot be read (its cursor names no transaction): every read of it fails.
+  await prisma.$executeRaw`UPDATE webhook_endpoints SET position = position || jsonb_build_object('r', jsonb_build_object('xid', 'not a transaction', 'job', gen_random_uuid()::text, 'x', position->>'x')) WHERE id = ${bad.id}::uuid`
+  const job = await createJob(prisma, globex)
+  t.ok(await healthy.until(r => r.some(x => x.jobId === job.id), 10_000), 'the other organization is told')
+  const failing = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: bad.id } })
+  t.ok(failing.dispatchFailures >= 1, `its failed reads recorded (${failing.dispatchFailures})`)
+  t.match(failing.dispatchError, /xid|transaction|invalid/i, `with why: ${failing.dispatchError}`)
+  t.ok(failing.dispatchPausedUntil !== null && failing.dispatchPausedUntil > new Date(), 'left out for a while')
+  const later = await createJob(prisma, globex)
+  t.ok(await healthy.until(r => r.some(x => x.jobId === later.id), 10_000), 'and told again, while the failing one waits')
+  // Ten failed runs in a row: its position starts over, as an expired one does.
+  await prisma.$executeRaw`UPDATE webhook_endpoints SET dispatch_failures = 10, dispatch_paused_until = NULL WHERE id = ${bad.id}::uuid`
+  t.ok(await poisoned.until(r => r.some(x => x.type === 'sync.reset'), 10_000), 'a sync.reset: walk the jobs again')
+  await sleep(300)
+  t.match(await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: bad.id } }), { dispatchFailures: 0, dispatchError: null, dispatchPausedUntil: null }, 'its record cleared once it reads again')
 })
