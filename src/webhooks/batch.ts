@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
 import type { SqlReader } from '../db/rows.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
-import type { DeliveryEndpoint } from './delivery-endpoint.js'
+import { DeliveryEndpointRow, type DeliveryEndpoint } from './delivery-endpoint.js'
 import type { WebhookEvent } from './events.js'
 import type { EndpointPosition } from './position.js'
 
@@ -20,15 +20,9 @@ export interface Batch {
   lsn?: string
 }
 
-const BatchEndpointRow = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  secret: Type.String(),
-  previousSecret: OrNull(Type.String()),
-  previousSecretUntil: OrNull(Type.Date()),
-  failingSince: OrNull(Type.Date()),
-  lease: OrNull(Type.Date()),
-})
+// The delivery's endpoint (its status and maker are the run's to know), with its id and lease.
+const { status: _status, makerMayRead: _maker, ...deliveryColumns } = DeliveryEndpointRow.properties
+const BatchEndpointRow = Type.Object({ id: Type.String(), ...deliveryColumns, lease: OrNull(Type.Date()) })
 
 /**
  * Leases `ids` for `leaseMs` (by the database's clock, the one the next run compares with)
