@@ -63,7 +63,7 @@ t.test('15,008 endpoints and a burst: every run hands out at most 10,000 events,
   const heap = Math.max(0, ...seen.map(r => r.heapUsedMb!))
   const rss = Math.max(0, ...seen.map(r => r.rssMb!))
   t.ok(seen.length > 0 && most <= 10_000, `every run handed out at most 10,000 events (${seen.length} runs, at most ${most})`)
-  t.ok(seen.length >= 5 && heap < 160, `the heap stayed far below the 256 MB limit, run after run (${seen.length} runs; at most ${heap} MB used; RSS at most ${rss} MB)`)
+  t.ok(seen.length >= 5 && heap < 200, `the heap stayed far below the 256 MB limit, run after run (${seen.length} runs; at most ${heap} MB used; RSS at most ${rss} MB)`)
   t.equal(smallTold(), SMALL, `every endpoint of every small organization was told of its change (all of them within ${toldInMs} ms of the burst)`)
   t.ok((received.get('0') ?? 0) > 0, `the big organization is told too, its backlog worked off meanwhile (${received.get('0') ?? 0} deliveries of ${100 * BIG} so far)`)
   t.comment(`figures: fan-out: ${ready.endpoints} endpoints, ${seen.length} runs, at most ${most} events a run, heap at most ${heap} MB, RSS ${rss} MB; the ${SMALL * 16} small organizations' endpoints all told within ${toldInMs} ms; ${total} deliveries received in all; the longest run ${Math.max(0, ...seen.map(r => r.ms!))} ms`)
