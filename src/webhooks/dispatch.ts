@@ -6,6 +6,7 @@ import { leaseEndpoints } from './batch.js'
 import { chunksOf, dispatchCandidates, type Chunk, type ChunkEndpoint } from './dispatch-candidates.js'
 import { chunkEvents } from './dispatch-events.js'
 import { isolated, quietChunks, readChanges, type ChunkRead } from './dispatch-read.js'
+import { snapshotText } from '../jobs/sync/snapshot.js'
 import { storedPosition, type EndpointPosition } from './position.js'
 
 // The dispatcher: reads the change log for every enabled endpoint as a sync reader would
@@ -25,8 +26,11 @@ const DISPATCH_LOCK = 8146720561340519
 export const EVENTS_PER_RUN = 10_000
 /** Changes one page reads at most; pages read powers of two (a statement text each). */
 const MOST_PER_PAGE = 4096
-/** A quiet endpoint's position is moved on once older than this: not every run, a row each. */
-const QUIET_MOVE_MS = 60_000
+/**
+ * Quiet endpoints whose position a run moves on to its snapshot, at most, the longest unmoved
+ * first: a row each, so 15,000 quiet endpoints cost a run 1,000 updates, not 15,000.
+ */
+const QUIET_MOVES_PER_RUN = 1000
 /** The wait before a chunk whose read failed is read again, doubling to at most 5 minutes. */
 const pauseMs = (failures: number): number => Math.min(300_000, 1000 * 2 ** Math.min(failures, 9))
 
@@ -107,10 +111,25 @@ async function readChunks (tx: Tx, chunks: Chunk[], at: number, budget: Budget):
   return { reads, failed }
 }
 
-/** Whether an endpoint told nothing moves its position: a quiet one only once it is old. */
-function moves (chunk: Chunk, { read, quiet }: Read, at: number): boolean {
+/** The quiet chunks whose positions this run moves: the longest unmoved first, QUIET_MOVES_PER_RUN endpoints at most. */
+function quietMoves (reads: Read[]): Set<Chunk> {
+  // Not one whose position is the run's snapshot already (nothing committed since): an idle run writes nothing.
+  const quiet = reads.filter(r => r.quiet && snapshotText(r.read.next.since) !== (r.chunk.position === undefined ? '' : snapshotText(r.chunk.position.since)))
+    .map(r => r.chunk).sort((a, b) => (a.position?.at ?? 0) - (b.position?.at ?? 0))
+  const moved = new Set<Chunk>()
+  let endpoints = 0
+  for (const chunk of quiet) {
+    if (endpoints + chunk.endpoints.length > QUIET_MOVES_PER_RUN) break
+    moved.add(chunk)
+    endpoints += chunk.endpoints.length
+  }
+  return moved
+}
+
+/** Whether an endpoint told nothing moves its position (a quiet one: when among `quietMoved`). */
+function moves (chunk: Chunk, { read, quiet }: Read, quietMoved: Set<Chunk>): boolean {
   if (read.reset || read.changes.length > 0) return true
-  if (quiet) return chunk.position?.at === undefined || at - chunk.position.at >= QUIET_MOVE_MS
+  if (quiet) return quietMoved.has(chunk)
   return chunk.position === undefined || JSON.stringify(storedPosition(read.next)) !== JSON.stringify(storedPosition(chunk.position))
 }
 
@@ -139,6 +158,7 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
       result.disabled += ids.length
     }
     const { reads, failed } = await readChunks(tx, chunks, at.getTime(), options.budget ?? { events: EVENTS_PER_RUN, batches: EVENTS_PER_RUN })
+    const quietMoved = quietMoves(reads)
     const moved = new Map<string, string[]>()
     const leased: Array<{ endpoint: ChunkEndpoint, events: Batch['events'], next: EndpointPosition }> = []
     const recovered: string[] = []
@@ -146,7 +166,7 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
       for (const { endpoint, events } of chunkEvents(entry.chunk, entry.read, at.toISOString())) {
         if (endpoint.dispatchFailures > 0) recovered.push(endpoint.id)
         if (events.length > 0) leased.push({ endpoint, events, next: entry.read.next })
-        else if (moves(entry.chunk, entry, at.getTime())) {
+        else if (moves(entry.chunk, entry, quietMoved)) {
           const next = JSON.stringify(storedPosition(entry.read.next))
           moved.set(next, [...moved.get(next) ?? [], endpoint.id])
         }
