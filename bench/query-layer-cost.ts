@@ -8,7 +8,7 @@
 // (process.cpuUsage) and wall time, medians of the rounds. Run on a server:
 //   TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npx tsx bench/query-layer-cost.ts
 import pg from 'pg'
-import { openServerDatabase } from '../src/db/database.js'
+import { openServerDatabase } from '../src/db/server-database.js'
 import { statementName } from '../src/db/statement-names.js'
 import { clientReader } from '../src/db/rows.js'
 import { findJob } from '../src/jobs/job/find.js'

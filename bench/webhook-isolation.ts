@@ -20,7 +20,7 @@ import { median } from './report.js'
 import { buildService, nodeBinary, startService } from './servers.js'
 import { createBenchDatabase } from './throwaway-database.js'
 import { createApiKey, createOrganization, createUser } from '../src/admin/commands.js'
-import { openServerDatabase } from '../src/db/database.js'
+import { openServerDatabase } from '../src/db/server-database.js'
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, 'noisy-rate': { type: 'string' }, 'quiet-rate': { type: 'string' } } })
 const ROUNDS = Number(values.rounds ?? 3)

@@ -28,7 +28,7 @@ import { median } from './report.js'
 import { buildService, nodeBinary, startService } from './servers.js'
 import { createBenchDatabase } from './throwaway-database.js'
 import { createApiKey, createOrganization, createUser } from '../src/admin/commands.js'
-import { openServerDatabase } from '../src/db/database.js'
+import { openServerDatabase } from '../src/db/server-database.js'
 
 const { values } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' }, endpoints: { type: 'string' }, rounds: { type: 'string' }, jobs: { type: 'string' } } })
 const RATE = Number(values.rate ?? 1000)

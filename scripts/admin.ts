@@ -181,7 +181,7 @@ async function main (): Promise<number> {
     console.error(`${(error as Error).message}\n\n${USAGE}`)
     return 2
   }
-  const [{ ConfigError, loadConfig }, { openDatabase }] = await Promise.all([import('../src/config.js'), import('../src/db/database.js')])
+  const [{ ConfigError, loadConfig }, { openDatabase }] = await Promise.all([import('../src/config.js'), import('../src/db/open-database.js')])
   let config
   try {
     config = loadConfig()

@@ -2,7 +2,7 @@
 // function and trigger, from the migrations applied to an embedded database in memory.
 import { writeFile } from 'node:fs/promises'
 import { currentFunctions } from '../src/db/current-functions.js'
-import { openEmbeddedDatabase } from '../src/db/database.js'
+import { openEmbeddedDatabase } from '../src/db/embedded-database.js'
 
 const database = await openEmbeddedDatabase(undefined)
 try {

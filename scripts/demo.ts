@@ -65,7 +65,7 @@ async function receive (): Promise<void> {
 }
 
 async function change (): Promise<void> {
-  const [{ loadConfig }, { openDatabase }, { completeScreen, renameJob }] = await Promise.all([import('../src/config.js'), import('../src/db/database.js'), import('../src/demo/recruiter.js')])
+  const [{ loadConfig }, { openDatabase }, { completeScreen, renameJob }] = await Promise.all([import('../src/config.js'), import('../src/db/open-database.js'), import('../src/demo/recruiter.js')])
   if (command === 'rename-job' && values.title === undefined) throw new Error(`--title is required\n\n${USAGE}`)
   const db = await openDatabase(loadConfig(), { beside: 'door' })
   try {

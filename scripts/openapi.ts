@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { stringify } from 'yaml'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openServerDatabase } from '../src/db/database.js'
+import { openServerDatabase } from '../src/db/server-database.js'
 
 export async function generateDocument (): Promise<{ json: string, yaml: string }> {
   // The document needs no database: a client that is never used (the pool connects lazily).

@@ -2,7 +2,7 @@
 // their keys. The demo keys are derived from fixed labels: never seed a database that
 // faces the internet.
 import { ConfigError, loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/db/open-database.js'
 import { seedDemoData } from '../src/demo/seed.js'
 
 try {

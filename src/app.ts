@@ -30,7 +30,8 @@ import { ZoneRulesStore } from './zones/store.js'
 import type { Lookup } from './webhooks/egress.js'
 import webhookRoutes from './webhooks/index.js'
 import webhooksRuntime from './webhooks/runtime.js'
-import { Webhooks, webhookSettings } from './webhooks/service.js'
+import { Webhooks } from './webhooks/service.js'
+import { webhookSettings } from './webhooks/webhook-settings.js'
 
 export interface AppOptions {
   config: Config

@@ -6,7 +6,7 @@
 // settings, not the service's: read here, not in the service's configuration.
 import { applyApiRole } from './db/api-role.js'
 import { ConfigError, loadConfig } from './config.js'
-import { openServerDatabase } from './db/database.js'
+import { openServerDatabase } from './db/server-database.js'
 import { applyMigrations } from './db/migrations.js'
 import { installQueue } from './db/queue.js'
 import { configuredZoneRules } from './zones/rules.js'

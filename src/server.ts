@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { banner } from './demo/banner.js'
 import { checkServingConfig, ConfigError, loadConfig } from './config.js'
 import { DataDirInUse } from './db/data-dir-claim.js'
-import { openDatabase } from './db/database.js'
+import { openDatabase } from './db/open-database.js'
 import { existingDemoData, seedDemoData } from './demo/seed.js'
 
 // The supported runtimes: Node 22.12 and later (pg-boss's floor; the image runs 24). An older

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openServerDatabase } from '../src/db/database.js'
+import { openServerDatabase } from '../src/db/server-database.js'
 import { buildTestApp } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, invalidRequest } from '../errors.js'
 import { MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../limits.js'
@@ -18,10 +18,16 @@ export default fp(async function requestLimitsPlugin (app: FastifyInstance) {
     if (query !== -1 && url.length - query - 1 > MAX_QUERY_LENGTH) throw uriTooLong('the query string', MAX_QUERY_LENGTH)
   })
   // Ajv coerces a query's text to an integer with Number(): 0x10, 0b11, 1e1 and " 5" would
-  // pass. Integers in a query string are decimal digits, checked before Ajv coerces them.
-  app.addHook('preValidation', async (request) => {
-    const found = nonDecimal(request.routeOptions.schema?.querystring, request.query)
-    if (found !== undefined) throw invalidRequest([{ path: found.path, message: Number.isFinite(Number(found.value)) ? 'must be an integer written in decimal digits' : 'must be a finite number' }])
+  // pass. Integers in a query string are decimal digits, checked before Ajv coerces them, on
+  // the routes that take one (the others pay nothing).
+  app.addHook('onRoute', route => {
+    const names = integerParameters(route.schema?.querystring)
+    if (names.length === 0) return
+    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]
+    route.preValidation = [...existing, async (request: FastifyRequest) => {
+      const found = nonDecimal(names, request.query)
+      if (found !== undefined) throw invalidRequest([{ path: found.path, message: Number.isFinite(Number(found.value)) ? 'must be an integer written in decimal digits' : 'must be a finite number' }])
+    }]
   })
   // Ajv coerces "1e309" or "Infinity" to a number and then skips `maximum` and `integer`
   // (they test finite numbers only): refused here for every route, whatever its schema.
@@ -46,13 +52,18 @@ function nonFinite (value: unknown, path: string): string | undefined {
 
 const DECIMAL = /^-?[0-9]+$/
 
-/** The first query parameter the schema types as an integer whose text is not decimal, if any. */
-function nonDecimal (schema: unknown, query: unknown): { path: string, value: unknown } | undefined {
-  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties
-  if (properties === undefined || query === null || typeof query !== 'object') return undefined
-  for (const [name, property] of Object.entries(properties)) {
+/** The query parameters a route's schema types as integers. */
+function integerParameters (schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {}
+  return Object.entries(properties).filter(([, property]) => property.type === 'integer').map(([name]) => name)
+}
+
+/** The first of `names` in `query` whose text is not decimal, if any. */
+function nonDecimal (names: string[], query: unknown): { path: string, value: unknown } | undefined {
+  if (query === null || typeof query !== 'object') return undefined
+  for (const name of names) {
     const given = (query as Record<string, unknown>)[name]
-    if (property.type !== 'integer' || given === undefined) continue
+    if (given === undefined) continue
     const value = [given].flat().find(v => typeof v !== 'string' || !DECIMAL.test(v))
     if (value !== undefined) return { path: `querystring/${name}`, value }
   }

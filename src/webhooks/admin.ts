@@ -1,7 +1,8 @@
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import { recover, type Scheduled } from './recovery.js'
-import { Webhooks, webhookSettings } from './service.js'
+import { Webhooks } from './service.js'
+import { webhookSettings } from './webhook-settings.js'
 
 // The operator's webhook commands (npm run admin -- list-endpoints, disable-endpoint,
 // enable-endpoint, recover-endpoint): an endpoint seen and acted on across organizations,

@@ -102,7 +102,7 @@ export function chunksOf (groups: CandidateGroup[], now: Date): { chunks: Chunk[
   for (const group of groups) {
     const ids = strings(group.ids)
     const allowed = readable(group, now)
-    if (typeof allowed === 'string') { stopped.set(allowed, [...stopped.get(allowed) ?? [], ...ids]); continue }
+    if (typeof allowed === 'string') { stopped.set(allowed, (stopped.get(allowed) ?? []).concat(ids)); continue }
     // An endpoint whose reads kept failing starts over: its old position is the likely cause.
     const position = group.dispatchFailures >= START_OVER_AFTER_FAILURES ? undefined : readPosition(group.position)
     const together = `${group.organizationId}|${position === undefined ? '-' : JSON.stringify(group.position)}|${allowed.jobs}|${allowed.analytics}`

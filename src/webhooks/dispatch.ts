@@ -4,6 +4,7 @@ import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import type { Batch } from './batch.js'
 import { leaseEndpoints } from './batch.js'
 import { chunksOf, dispatchCandidates, type Chunk, type ChunkEndpoint } from './dispatch-candidates.js'
+import { byOrganization, pageLimit, readFrom } from './dispatch-order.js'
 import { chunkEvents } from './dispatch-events.js'
 import { isolated, quietChunks, readChanges, type ChunkRead } from './dispatch-read.js'
 import { snapshotText } from '../jobs/sync/snapshot.js'
@@ -24,8 +25,6 @@ const DISPATCH_LOCK = 8146720561340519
  * partner's PATCH waits for. Each organization is given a fair share of what is left.
  */
 export const EVENTS_PER_RUN = 10_000
-/** Changes one page reads at most; pages read powers of two (a statement text each). */
-const MOST_PER_PAGE = 4096
 /**
  * Quiet endpoints whose position a run moves on to its snapshot, at most, the longest unmoved
  * first: a row each, so 15,000 quiet endpoints cost a run 1,000 updates, not 15,000.
@@ -40,36 +39,7 @@ const reason = (error: unknown): string => {
   return (/Message: `([^`]*)`/.exec(text)?.[1] ?? text).replace(/\s+/g, ' ').trim().slice(0, 1000)
 }
 
-/**
- * The round robin of this process's runs: the last organization read (the next run starts
- * after it), and in each organization cut short, its last chunk read (its next read starts
- * after it). So one organization's chunks never hold the others back.
- */
-let lastOrganization = ''
-const lastChunk = new Map<string, string>()
-
 export interface DispatchResult { endpoints: number, events: number, resets: number, disabled: number, failed: number, batches: Batch[] }
-
-/** Changes for a chunk of `size` endpoints given `share` events: at least one, a power of two. */
-function pageLimit (share: number, size: number): number {
-  const changes = Math.max(1, Math.min(MOST_PER_PAGE, Math.floor(share / size)))
-  return 2 ** Math.floor(Math.log2(changes))
-}
-
-/** `items` from the first after `last` (by `key`), round the end and back. */
-function after<T> (items: T[], key: (item: T) => string, last: string | undefined): T[] {
-  const start = last === undefined ? 0 : Math.max(0, items.findIndex(item => key(item) > last))
-  return [...items.slice(start), ...items.slice(0, start)]
-}
-
-/** The chunks by organization, each in round-robin order: organizations, then chunks in each. */
-function byOrganization (chunks: Chunk[]): Chunk[][] {
-  const organizations = new Map<string, Chunk[]>()
-  for (const chunk of chunks) organizations.set(chunk.organizationId, [...organizations.get(chunk.organizationId) ?? [], chunk])
-  for (const id of lastChunk.keys()) if (!organizations.has(id)) lastChunk.delete(id)
-  const ordered = after([...organizations.keys()].sort(), id => id, lastOrganization)
-  return ordered.map(id => after(organizations.get(id)!.sort((a, b) => a.key < b.key ? -1 : 1), c => c.key, lastChunk.get(id)))
-}
 
 type Tx = PrismaNamespace.TransactionClient
 interface Read { chunk: Chunk, read: ChunkRead, quiet: boolean }
@@ -97,8 +67,7 @@ async function readChunks (tx: Tx, chunks: Chunk[], at: number, budget: Budget):
       // Its share of the organization's, among the chunks of it this run can still lease.
       const servable = Math.max(1, Math.min(organization.length - j, Math.floor(batches / size)))
       const most = pageLimit(Math.floor(share / servable), size)
-      lastOrganization = chunk.organizationId
-      lastChunk.set(chunk.organizationId, chunk.key)
+      readFrom(chunk)
       const outcome = await isolated(tx, async () => await readChanges(tx, chunk, most, at))
       if ('error' in outcome) { failed.push({ chunk, error: outcome.error }); continue }
       const spent = (outcome.value.reset ? 1 : outcome.value.changes.length) * size
@@ -163,12 +132,14 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
     const leased: Array<{ endpoint: ChunkEndpoint, events: Batch['events'], next: EndpointPosition }> = []
     const recovered: string[] = []
     for (const entry of reads) {
+      const next = JSON.stringify(storedPosition(entry.read.next))
       for (const { endpoint, events } of chunkEvents(entry.chunk, entry.read, at.toISOString())) {
         if (endpoint.dispatchFailures > 0) recovered.push(endpoint.id)
         if (events.length > 0) leased.push({ endpoint, events, next: entry.read.next })
         else if (moves(entry.chunk, entry, quietMoved)) {
-          const next = JSON.stringify(storedPosition(entry.read.next))
-          moved.set(next, [...moved.get(next) ?? [], endpoint.id])
+          const ids = moved.get(next)
+          if (ids === undefined) moved.set(next, [endpoint.id])
+          else ids.push(endpoint.id)
         }
         result.events += events.length
         if (entry.read.reset) result.resets++

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events'
 import net from 'node:net'
 import ipaddr from 'ipaddr.js'
 import { Agent, request } from 'undici'
+import { retryAfter, single, type AttemptResult } from './attempt-result.js'
 
 // The only code that opens a connection to a partner (docs/webhooks-design.md, "Never to an
 // internal address"). An endpoint's address must be public (ipaddr.js's `unicast`: not
@@ -17,9 +18,6 @@ import { Agent, request } from 'undici'
 // (docs/webhooks-design.md, "Cost").
 
 export type Lookup = typeof dns.lookup
-
-/** How an attempt went: the status the endpoint answered, or why there was none. */
-export interface AttemptResult { status?: number, retryAfterMs?: number, error?: string, durationMs: number }
 
 const MAX_RESPONSE_BYTES = 64 * 1024
 const RESOLVE_TIMEOUT_MS = 3000
@@ -188,20 +186,6 @@ export class EgressGuard {
   close (): void {
     for (const agent of Object.values(this.agents)) agent.destroy().catch(() => {})
   }
-}
-
-const single = (value: string | string[] | undefined): string | undefined => Array.isArray(value) ? value[0] : value
-
-/** The longest Retry-After honoured: a day (an endpoint cannot push its events past the retry schedule's reach, nor past a date's range). */
-export const MAX_RETRY_AFTER_MS = 86_400_000
-
-/** Retry-After in milliseconds (seconds, or an HTTP date), at most a day; undefined if none or unreadable. */
-export function retryAfter (value: string | undefined): number | undefined {
-  if (value === undefined) return undefined
-  const trimmed = value.trim()
-  // Delay-seconds, or an HTTP date (it names a weekday and a month); anything else is ignored.
-  const ms = /^\d{1,15}$/.test(trimmed) ? Number(trimmed) * 1000 : /^\d+$/.test(trimmed) ? MAX_RETRY_AFTER_MS : /[A-Za-z]/.test(trimmed) ? Date.parse(trimmed) - Date.now() : NaN
-  return Number.isFinite(ms) ? Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms)) : undefined
 }
 
 function describe (error: NodeJS.ErrnoException, timeoutMs: number): string {

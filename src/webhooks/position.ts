@@ -1,4 +1,4 @@
-import type { ChangePosition } from '../jobs/sync/page.js'
+import type { ChangePosition } from '../jobs/sync/log-page.js'
 import { parseSnapshot, snapshotText, type Snapshot } from '../jobs/sync/snapshot.js'
 
 // Where an endpoint's events stand in the change log: a sync token's point (what every

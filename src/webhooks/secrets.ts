@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { mkdir } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { dataDirKey } from '../db/data-dir-key.js'
 
 // Endpoints' signing secrets are stored encrypted (AES-256-GCM), so that a dump of the database
 // alone does not let anyone sign as the service. The key is the operator's
@@ -35,14 +36,6 @@ export class SecretBox {
 
 /** The embedded database's key: DATA_DIR/webhook-secret.key, made on first use, readable by its owner only. */
 export async function embeddedSecretKey (dataDir: string): Promise<Buffer> {
-  const file = join(resolve(dataDir), 'webhook-secret.key')
-  const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return undefined; throw error })
-  if (existing !== undefined) return Buffer.from(existing.trim(), 'base64')
-  const key = randomBytes(32)
   await mkdir(resolve(dataDir), { recursive: true })
-  // `wx`: two processes starting at once do not each write a key of their own.
-  await writeFile(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw error
-  })
-  return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64')
+  return Buffer.from(await dataDirKey(resolve(dataDir), 'webhook-secret.key'), 'base64')
 }

@@ -1,70 +1,19 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
-import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
-import { openQueue } from '../db/queue.js'
 import { ApiError, databaseUnavailable } from '../errors.js'
-import { BATCH_START_MS, Deliverer, type DeliveryOutcomes } from './deliver.js'
-import { DEAD_DELIVERY_QUEUE, DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
+import { BATCH_START_MS, Deliverer } from './deliver.js'
+import type { DeliveryOutcomes } from './record-attempts.js'
+import { openDeliveryQueue, startDeliveryWorkers } from './delivery-workers.js'
 import type { Batch } from './batch.js'
 import { EVENTS_PER_RUN, type Budget } from './dispatch.js'
-import { durationMs, durationsMs } from './durations.js'
 import { EgressGuard, type Lookup } from './egress.js'
 import { embeddedSecretKey, SecretBox } from './secrets.js'
+import type { WebhookSettings } from './webhook-settings.js'
 
 // What the webhooks feature holds for the app: the egress guard, the key of the secrets at
 // rest, the job queue (pg-boss), and on an instance that delivers (WEBHOOK_WORKER=on) the
 // delivery workers. The routes enqueue through it; src/webhooks/runtime.ts starts and stops it.
-
-export interface WebhookSettings {
-  allowedNetworks: string[]
-  /** Endpoints an organization may have. */
-  endpointsMax: number
-  retryDelaysMs: number[]
-  disableAfterMs: number
-  timeoutMs: number
-  /** A test event's: within the request's own bound, so that its answer is the attempt's. */
-  testTimeoutMs: number
-  retentionDays: number
-  worker: boolean
-  concurrency: number
-  endpointConcurrency: number
-  dispatchIntervalMs: number
-  secretKey: string | undefined
-  dataDir: string
-  /**
-   * Longest a delivery waits for the replicas taking reads to replay its changes: by then a
-   * replica that has not is lagging, and takes no reads (REPLICA_MAX_LAG_MS, checked every
-   * REPLICA_CHECK_INTERVAL_MS).
-   */
-  replicaWaitMs: number
-}
-
-export const webhookSettings = (config: Config): WebhookSettings => ({
-  allowedNetworks: config.WEBHOOK_ALLOWED_NETWORKS.split(',').filter(Boolean),
-  endpointsMax: config.WEBHOOK_ENDPOINTS_MAX,
-  retryDelaysMs: durationsMs(config.WEBHOOK_RETRY_DELAYS),
-  disableAfterMs: durationMs(config.WEBHOOK_DISABLE_AFTER),
-  timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-  testTimeoutMs: Math.max(100, Math.min(config.WEBHOOK_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS - 1000)),
-  retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
-  worker: config.WEBHOOK_WORKER === 'on',
-  concurrency: config.WEBHOOK_CONCURRENCY,
-  endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
-  dispatchIntervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
-  secretKey: config.WEBHOOK_SECRET_KEY,
-  dataDir: config.DATA_DIR,
-  replicaWaitMs: config.REPLICA_MAX_LAG_MS + 2 * config.REPLICA_CHECK_INTERVAL_MS + 1000,
-})
-
-const unref = <T extends { unref: () => unknown }>(timer: T): T => { timer.unref(); return timer }
-const UNREF_CLOCK = {
-  now: () => Date.now(),
-  setTimeout: (fn: () => void, ms: number) => unref(setTimeout(fn, ms)),
-  clearTimeout: (handle: unknown) => { clearTimeout(handle as NodeJS.Timeout) },
-  setInterval: (fn: () => void, ms: number) => unref(setInterval(fn, ms)),
-  clearInterval: (handle: unknown) => { clearInterval(handle as NodeJS.Timeout) },
-}
 
 /**
  * Batches an instance sends at once: each takes a pooled connection a moment per statement
@@ -145,51 +94,12 @@ export class Webhooks {
    */
   async start (): Promise<PgBoss> {
     this.starting ??= (async () => {
-      const { concurrency } = this.settings
-      const worker = this.delivers
-      const embedded = this.database.kind === 'embedded'
-      const boss = openQueue(this.database.queue, {
-        // Its timers and idle connections keep no process alive (the app's close stops them).
-        clock: UNREF_CLOCK,
-        // Maintenance (expiry, heartbeats, deletion) where workers run, every 10 s: a dead
-        // worker's job is found within heartbeatSeconds (10) + 10 s, and made again by the next
-        // poll (10 s).
-        supervise: worker,
-        schedule: false,
-        superviseIntervalSeconds: 10,
-        monitorIntervalSeconds: 10,
-        useListenNotify: worker,
-        reindex: false,
-      })
-      boss.on('error', error => { this.log.warn({ err: error }, 'webhooks: the job queue reported an error') })
-      boss.on('warning', warning => { this.log.warn({ warning }, 'webhooks: the job queue warns') })
-      await boss.start()
+      const boss = await openDeliveryQueue(this.database.queue, this.settings, this.delivers, this.log)
       try {
-        await ensureDeliveryQueue(boss, this.settings)
-        if (worker) {
-          // One job (an endpoint's batch of events) per worker; one job per endpoint at a time,
-          // over every instance. The embedded database serializes every query: fewer workers.
-          const workers: string[] = []
-          // A retry's job is not announced when it falls due (pg-boss notifies new jobs only):
-          // the instance that scheduled it wakes its workers then, rather than at their next poll.
-          const wake = (at: Date): void => {
-            setTimeout(() => { for (const id of workers) boss.notifyWorker(id) }, Math.max(0, at.getTime() - Date.now()) + 10).unref()
-          }
-          const deliverer = this.deliverer = new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake })
-          for (let i = 0; i < (embedded ? Math.min(concurrency, 4) : concurrency); i++) {
-            // A worker that delivered a job asks for the next one at once rather than at its next
-            // poll (pg-boss wakes workers when a job is made, not when one is done): a backlog is
-            // worked off as fast as the workers go.
-            const self = { id: '' }
-            self.id = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: 1, groupConcurrency: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 10 },
-              async ([job]) => {
-                await deliverer.deliver(job!.data)
-                setImmediate(() => { boss.notifyWorker(self.id) })
-              })
-            workers.push(self.id)
-          }
-          // A job pg-boss gave up on: its events recorded as failed, for `recover`.
-          await boss.work<DeliveryJob>(DEAD_DELIVERY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 30 }, async ([job]) => { await deliverer.giveUp(job!.data) })
+        if (this.delivers) {
+          // The embedded database serializes every query: fewer workers.
+          const count = this.database.kind === 'embedded' ? Math.min(this.settings.concurrency, 4) : this.settings.concurrency
+          this.deliverer = await startDeliveryWorkers(boss, count, wake => new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake }))
         }
       } catch (error) {
         await boss.stop({ graceful: false }).catch(() => {})

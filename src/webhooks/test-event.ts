@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { SqlReader } from '../db/rows.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import type { WebhookTestResult } from '../schemas/webhooks.js'
+import { delivered, errorOf } from './attempt-result.js'
 import { deliveryEndpoint, signingSecrets } from './delivery-endpoint.js'
 import { RECORD, type Attempt } from './delivery-record.js'
 import type { EgressGuard } from './egress.js'
@@ -31,11 +32,11 @@ export async function sendTestEvent (deps: TestEventDeps, endpointId: string): P
   const keys = signingKeys(signingSecrets(await deps.secrets(), endpointId, endpoint, now))
   const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
   const result = await deps.guard.post(endpoint.url, headers, body, deps.timeoutMs)
-  const delivered = result.status !== undefined && result.status >= 200 && result.status < 300
-  const error = delivered ? null : result.error ?? `status ${result.status}`
-  const attempt: Attempt = { event, outcome: delivered ? 'delivered' : 'failed', statusCode: result.status ?? null, error, durationMs: result.durationMs, nextAttemptAt: null }
+  const ok = delivered(result)
+  const error = errorOf(result)
+  const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error, durationMs: result.durationMs, nextAttemptAt: null }
   const deliveryId = await recordTestAttempt(deps.primary, endpointId, now, attempt)
-  return { event_id: event.id, delivery_id: deliveryId ?? null, delivered, status_code: result.status ?? null, error, duration_ms: result.durationMs }
+  return { event_id: event.id, delivery_id: deliveryId ?? null, delivered: ok, status_code: result.status ?? null, error, duration_ms: result.durationMs }
 }
 
 /** Records a test event's attempt with the endpoint's deliveries: its id, none once the endpoint is deleted. */

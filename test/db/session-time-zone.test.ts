@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { openServerDatabase } from '../../src/db/database.js'
+import { openServerDatabase } from '../../src/db/server-database.js'
 import { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
 import { findJob } from '../../src/jobs/job/find.js'
 import { listJobs } from '../../src/jobs/list/list.js'

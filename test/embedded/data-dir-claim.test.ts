@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { openDatabase, openEmbeddedDatabase } from '../../src/db/database.js'
+import { openEmbeddedDatabase } from '../../src/db/embedded-database.js'
+import { openDatabase } from '../../src/db/open-database.js'
 import { createEmbeddedDataDir } from '../helpers/database.js'
 
 // The claim of an embedded data directory (src/db/data-dir-claim.ts), within one process:

@@ -1,10 +1,12 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { openServerDatabase, type ClientOptions, type Database } from '../../src/db/database.js'
+import { type ClientOptions, type Database } from '../../src/db/database.js'
+import { openServerDatabase } from '../../src/db/server-database.js'
 import type { Lookup } from '../../src/webhooks/egress.js'
 import { assertContract } from './contract.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
+import { refusedConnections } from './no-egress.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -43,7 +45,12 @@ export async function buildTestApp (t: Teardown, options: { env?: Record<string,
   const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info', WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY, ...options.env })
   const database = apiDatabase(db, config, options.db)
   const app = await buildApp({ config, database, webhookLookup: options.webhookLookup ?? localLookup, ...(options.logStream !== undefined ? { logStream: options.logStream } : {}) })
-  t.teardown(async () => { await app.close(); await db.close() })
+  t.teardown(async () => {
+    await app.close()
+    await db.close()
+    // A connection off the machine the app tried (no-egress.ts refused it): the file fails.
+    if (refusedConnections.length > 0) throw new Error(`connections off this machine were tried and refused: ${[...new Set(refusedConnections)].join(', ')}`)
+  })
   options.routes?.(app)
   await app.ready()
   validateEveryResponse(app)

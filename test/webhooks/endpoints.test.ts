@@ -11,7 +11,9 @@ import { NOT_PUBLIC } from '../../src/webhooks/egress.js'
 
 // Names as this file's resolver answers them (never a query off the machine).
 const NAMES: Record<string, string[]> = { localhost: ['127.0.0.1'], 'intranet.example': ['10.20.30.40'], 'dual.example': ['93.184.216.34', '10.0.0.1'], 'partner.example': ['93.184.216.34'] }
+const asked = new Set<string>()
 const webhookLookup = ((hostname: string, _options: unknown, callback: (error: NodeJS.ErrnoException | null, addresses?: Array<{ address: string, family: number }>) => void) => {
+  asked.add(hostname)
   const addresses = NAMES[hostname]
   process.nextTick(() => { addresses === undefined ? callback(Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })) : callback(null, addresses.map(address => ({ address, family: 4 }))) })
 }) as unknown as NonNullable<Parameters<typeof buildTestApp>[1]>['webhookLookup']
@@ -89,6 +91,7 @@ t.test('URLs that are not https at a public address are refused at creation, 400
     t.notMatch(res.body, /10\.20\.30\.40|10\.0\.0\.1|93\.184|resolve|ENOTFOUND|private|loopback|linkLocal/, `${url}: nothing of what it resolves to, or why`)
   }
   t.same([...messages], [`is refused: ${NOT_PUBLIC}`], 'one message for every refused address, literal or named, missing or private')
+  t.same([...asked].sort(), ['dual.example', 'intranet.example', 'partner.example', 'unknown.invalid'], 'every name resolved by this file\'s resolver, none by the system\'s')
   const refused = [
     ['ftp://example.com/', /must be https/],
     ['https://user:pass@127.0.0.1/', /credentials/],

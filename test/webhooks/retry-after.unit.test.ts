@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_RETRY_AFTER_MS, retryAfter } from '../../src/webhooks/egress.js'
+import { MAX_RETRY_AFTER_MS, retryAfter } from '../../src/webhooks/attempt-result.js'
 
 // An endpoint's Retry-After is honoured up to a day: a larger one (a number of seconds past
 // a date's range made the retry's time an Invalid Date, and the job threw at every run) or

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { ChangePosition } from './page.js'
+import type { ChangePosition } from './log-page.js'
 import type { SignedJson } from '../../signed-json.js'
 import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
 

@@ -1,0 +1,76 @@
+import type { PgBoss } from 'pg-boss'
+import type { SqlWriter } from '../db/rows.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { delivered, errorOf, type AttemptResult } from './attempt-result.js'
+import { RECORD, RECORD_DELIVERED, type Attempt } from './delivery-record.js'
+import { enqueueEvents } from './delivery-queue.js'
+import type { WebhookEvent } from './events.js'
+
+// After the POSTs of a batch or a job (deliver.ts): every attempt recorded, the failed ones
+// queued again for their retries, and the endpoint's state moved on (failing since when;
+// disabled after a 410 or WEBHOOK_DISABLE_AFTER of failures).
+
+export interface DeliveryOutcomes {
+  /** One call per attempt recorded. */
+  attempt: (outcome: 'delivered' | 'failed' | 'endpoint_disabled') => void
+  /** An endpoint disabled by a delivery: `gone` (it answered 410) or `failing`. */
+  disabled: (endpointId: string, reason: 'gone' | 'failing', since: Date | null) => void
+}
+
+/** An event sent, and how it went. */
+export interface Sent { event: WebhookEvent, result: AttemptResult }
+
+export interface RecordDeps {
+  primary: SqlWriter
+  boss: PgBoss
+  outcomes: DeliveryOutcomes
+  /** The wait before each retry (an event failed after the last is given up); how long an endpoint may fail before it is disabled. */
+  settings: { retryDelaysMs: number[], disableAfterMs: number }
+  /** Called with the time a retry falls due, once it is scheduled. */
+  wake: (at: Date) => void
+}
+
+/** Up to 20% more than `ms`, so that retries of many events spread out. */
+const jittered = (ms: number): number => Math.round(ms * (1 + Math.random() * 0.2))
+
+/** Records `sent`, schedules their retries and moves the endpoint's state on, a statement at a time. */
+export async function recordAttempts (deps: RecordDeps, endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<void> {
+  const { primary, boss, outcomes, settings } = deps
+  if (sent.length === 0) return
+  const now = new Date()
+  const gone = sent.some(({ result }) => result.status === 410)
+  const anyDelivered = sent.some(({ result }) => delivered(result))
+  const failingSince = anyDelivered ? null : wasFailingSince ?? now
+  const failing = !anyDelivered && !gone && failingSince !== null && now.getTime() - failingSince.getTime() >= settings.disableAfterMs
+  // Retries, by attempt: one job each, at the attempt's delay or the longest Retry-After asked.
+  const retries = new Map<number, { events: WebhookEvent[], at: number }>()
+  const attempts: Attempt[] = sent.map(({ event, result }) => {
+    const ok = delivered(result)
+    outcomes.attempt(ok ? 'delivered' : 'failed')
+    const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error: errorOf(result), durationMs: result.durationMs, nextAttemptAt: null }
+    const delay = settings.retryDelaysMs[event.attempt - 1]
+    if (ok || gone || failing || delay === undefined) return attempt
+    const at = now.getTime() + Math.max(jittered(delay), result.retryAfterMs ?? 0)
+    const retry = retries.get(event.attempt) ?? retries.set(event.attempt, { events: [], at: 0 }).get(event.attempt)!
+    retry.events.push({ ...event, attempt: event.attempt + 1 })
+    retry.at = Math.max(retry.at, at)
+    return { ...attempt, nextAttemptAt: new Date(at) }
+  })
+  // Not one transaction: the job is completed (or the batch's position moved) only after
+  // all of them, and made again whole if any fails (a duplicate attempt at worst, never a
+  // lost one). The usual case, first attempts delivered, in one row.
+  const compact: Attempt[] = []
+  const rest: Attempt[] = []
+  for (const a of attempts) (a.outcome === 'delivered' && a.event.attempt === 1 && a.event.at === attempts[0]!.event.at && a.statusCode !== null && a.durationMs !== null ? compact : rest).push(a)
+  if (compact.length > 0) await primary.execute(RECORD_DELIVERED(endpointId, now, compact))
+  if (rest.length > 0) await primary.execute(RECORD(endpointId, now, rest))
+  for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at), ...(lsn !== undefined ? { lsn } : {}) })
+  if (gone || failing) {
+    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, updated_at = now() WHERE id = ${endpointId}::uuid`)
+  } else if ((failingSince === null) !== (wasFailingSince === null)) {
+    // updated_at says when the partner changed the endpoint, not how deliveries go.
+    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = ${failingSince?.toISOString() ?? null}::timestamptz WHERE id = ${endpointId}::uuid`)
+  }
+  for (const retry of retries.values()) deps.wake(new Date(retry.at))
+  if (gone || failing) outcomes.disabled(endpointId, gone ? 'gone' : 'failing', failingSince)
+}
