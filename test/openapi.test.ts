@@ -17,6 +17,7 @@ const SCOPE_OF: Record<string, string[]> = {
   getJob: ['jobs:read'],
   listJobs: ['jobs:read'],
   getJobAnalytics: ['analytics:read'],
+  getJobsAnalytics: ['analytics:read'],
   // Webhooks (issue 41): an endpoint is told what its key reads, so making or enabling one needs jobs:read too.
   createWebhookEndpoint: ['webhooks:write', 'jobs:read'],
   listWebhookEndpoints: ['webhooks:read'],

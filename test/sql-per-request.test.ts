@@ -26,6 +26,7 @@ async function statements (url: string, headers: Record<string, string> = pro.au
 const operations: Array<[string, string]> = [
   ['get job', `/api/jobs/${job.id}`],
   ['analytics', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`],
+  ['jobs analytics (a batch)', `/api/analytics/jobs?job_id=${job.id}&job_id=00000000-0000-4000-8000-000000000000&tz=Europe/Berlin`],
   ['list jobs', '/api/jobs?limit=20'],
   ['me', '/api/me'],
 ]
@@ -63,6 +64,19 @@ t.test('analytics with If-None-Match: a current ETag costs one small read, a sta
   t.equal(kept.sql.length, 1, 'a question asked before: its kept answer, after the version alone')
   t.notMatch(kept.sql[0], /job_weekly_bins|completed_at/, 'no bins are read')
   t.comment(`sql per request figures: analytics with a current ETag ${current.sql.length}, with a stale one ${stale.sql.length} (${kept.sql.length} once asked)`)
+})
+
+t.test('a batch of analytics with If-None-Match: a current ETag costs one read of the versions, a stale one the read and the answer', async t => {
+  const url = `/api/analytics/jobs?job_id=${job.id}&job_id=00000000-0000-4000-8000-000000000000&tz=Europe/Berlin`
+  const { etag } = (await app.inject({ url, headers: pro.auth })).headers as { etag: string }
+  const current = await statements(url, { ...pro.auth, 'if-none-match': etag })
+  t.equal(current.status, 304)
+  t.equal(current.sql.length, 1, 'one statement')
+  t.notMatch(current.sql[0], /job_weekly_bins|completed_at/, 'the versions only: no bins are read')
+  const stale = await statements(url, { ...pro.auth, 'if-none-match': '"stale"' })
+  t.equal(stale.status, 200)
+  t.equal(stale.sql.length, 2, 'the versions, then the answer')
+  t.comment(`sql per request figures: jobs analytics batch with a current ETag ${current.sql.length}, with a stale one ${stale.sql.length}`)
 })
 
 t.test('a key without the operation\'s scope: 403 with no statement, whatever the job (issue 24)', async t => {

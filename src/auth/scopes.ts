@@ -10,7 +10,7 @@ export type Scope = typeof SCOPES[number]
 /** What each scope allows, as the OpenAPI document's bearer scheme lists them (`x-scopes`). */
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'jobs:read': 'List the organization\'s jobs and get a job (GET /api/jobs, GET /api/jobs/{jobId}).',
-  'analytics:read': 'Get a job\'s analytics (GET /api/jobs/{jobId}/analytics; Pro plan).',
+  'analytics:read': 'Get a job\'s analytics, or many jobs\' in one call (GET /api/jobs/{jobId}/analytics, GET /api/analytics/jobs; Pro plan).',
   'webhooks:read': 'List the organization\'s webhook endpoints and their deliveries (GET /api/webhook_endpoints…).',
   'webhooks:write': 'Create, change, delete and rotate webhook endpoints, redeliver and recover events (POST, PATCH, DELETE /api/webhook_endpoints…). An endpoint is told what the key that made it may read.',
 }

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { ZoneRulesStore } from '../zones/store.js'
 import jobAnalyticsRoute from './analytics/route.js'
+import jobsAnalyticsRoute from './dashboard/jobs-analytics-route.js'
 import getJobRoute from './job/route.js'
 import listJobsRoute from './list/route.js'
 
 // The jobs' routes, each in the folder of what it reads: a job (job/), its analytics
-// (analytics/), the organization's jobs and what changed since a sync token (list/, sync/).
+// (analytics/), many jobs' analytics for a dashboard (dashboard/), the organization's jobs
+// and what changed since a sync token (list/, sync/).
 // Registered in the order the OpenAPI document lists them.
 
 export interface JobRoutesOptions {
@@ -20,6 +22,7 @@ export interface JobRoutesOptions {
 const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (app, { cursorSecret, upgradeUrl, screensReadMax, answerCacheBytes, zoneRules }) => {
   await app.register(getJobRoute)
   await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules })
+  await app.register(jobsAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
   await app.register(listJobsRoute, { cursorSecret })
 }
 

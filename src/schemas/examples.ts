@@ -1,4 +1,5 @@
 import type { JobAnalytics } from './analytics.js'
+import type { JobsAnalytics } from './dashboard.js'
 import type { Job } from './job.js'
 import type { Me } from './me.js'
 import type { WebhookDelivery, WebhookEndpoint } from './webhooks.js'
@@ -69,4 +70,11 @@ export const webhookDeliveryExample: WebhookDelivery = {
   duration_ms: 38,
   attempted_at: '2026-11-27T09:00:01.250Z',
   next_attempt_at: null,
+}
+
+export const jobsAnalyticsExample: JobsAnalytics = {
+  jobs: [
+    { job_id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9', analytics: analyticsExample },
+    { job_id: '2b7e07e1-8f3c-5d2a-9c1e-6a4f0b3d9e21', error: { code: 'not_found', message: 'No such job in the caller\'s organization.' } },
+  ],
 }

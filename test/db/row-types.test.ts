@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import type { SqlReader } from '../../src/db/rows.js'
 import type { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
 import { analyticsVersion, jobAnalytics } from '../../src/jobs/analytics/read.js'
+import { jobsAnalyticsText, jobsAnalyticsVersions } from '../../src/jobs/dashboard/read-jobs-analytics.js'
 import { findJob } from '../../src/jobs/job/find.js'
 import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
@@ -53,6 +54,9 @@ await capture('changesPage, without analytics, from a cursor', async r => await 
 await capture('quietSince', async r => await quietSince(r, [{ organizationId: ORG, since: since.seen }]))
 await capture('jobAnalytics', async r => await jobAnalytics(r, ORG, JOB, { rules, screensReadMax: 500 }))
 await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
+await capture('jobsAnalyticsText', async r => await jobsAnalyticsText(r, ORG, [JOB, ORG], { rules, screensReadMax: 500 }))
+await capture('jobsAnalyticsText, a range', async r => await jobsAnalyticsText(r, ORG, [JOB], { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
+await capture('jobsAnalyticsVersions', async r => await jobsAnalyticsVersions(r, ORG, [JOB, ORG]))
 await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
 await capture('analyticsVersion, with the rules', async r => await analyticsVersion(r, ORG, JOB, rules))
 await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))

@@ -66,6 +66,7 @@ const examples = {
   before: readFileSync(join(sdk, 'examples/all-analytics-before.ts'), 'utf8'),
   after: readFileSync(join(sdk, 'examples/all-analytics-after.ts'), 'utf8'),
   receiver: readFileSync(join(sdk, 'examples/webhook-receiver.ts'), 'utf8'),
+  dashboard: readFileSync(join(sdk, 'examples/dashboard.ts'), 'utf8'),
 }
 /** A README example that is a server (a webhook receiver): run in the background, not to its end. */
 const isServer = (code: string): boolean => code.includes('.listen(')
@@ -94,6 +95,7 @@ await t.test('a project outside the repository installs the tarball and compiles
   writeFileSync(join(project, 'src/before.ts'), examples.before)
   writeFileSync(join(project, 'src/after.ts'), examples.after)
   writeFileSync(join(project, 'src/receiver.ts'), examples.receiver)
+  writeFileSync(join(project, 'src/dashboard.ts'), examples.dashboard)
   t.ok(examples.readme.length >= 7, `${examples.readme.length} README examples`)
   mustRun(t, process.execPath, [tsc, '-p', project], { cwd: project })
   t.ok(readdirSync(join(project, 'dist')).includes('program.js'), 'compiled')
@@ -106,6 +108,12 @@ t.test('the partner program: every operation, pages of 1, typed 403 and 404, a 3
   })
   t.comment(`program output:\n${out}`)
   t.match(out, /^all checks passed$/m)
+})
+
+t.test('the dashboard example: a page of jobs, then their analytics in one call', async t => {
+  const out = mustRun(t, process.execPath, ['dist/dashboard.js'], { cwd: project, env })
+  const lines = out.trim().split('\n')
+  t.ok(lines.length > 0 && lines.every(line => /: \d+% of \d+ screens completed; latest week (\d{4}-\d\d-\d\d|none), average /.test(line)), `one line per job:\n${out}`)
 })
 
 t.test('every TypeScript example of the README runs', async t => {

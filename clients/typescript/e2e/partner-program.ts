@@ -53,6 +53,15 @@ const ranged = await pro.getJobAnalytics(jobId, { tz: 'UTC', from: '2020-01-06',
 assert.deepEqual(ranged.average_score_by_week.map(w => w.week), ['2020-01-06', '2020-01-13'])
 console.log(`getJobAnalytics: ${analytics.completion_rate}% completed, ${analytics.average_score_by_week.length} weeks; a two-week range gives ${ranged.average_score_by_week.length} bins`)
 
+const missingId = '00000000-0000-4000-8000-000000000000'
+const batch = await pro.getJobsAnalytics([jobId, missingId, jobId], { tz: 'Asia/Kolkata' })
+assert.deepEqual(batch.jobs.map(entry => entry.job_id), [jobId, missingId])
+const [found, unknown] = batch.jobs
+assert.ok(found !== undefined && 'analytics' in found && unknown !== undefined && 'error' in unknown)
+assert.deepEqual(found.analytics, analytics)
+assert.equal(unknown.error.code, 'not_found')
+console.log(`getJobsAnalytics: ${batch.jobs.length} entries, the first equal to getJobAnalytics, the second ${unknown.error.code}`)
+
 const everything = await pro.listJobs({ limit: 100 })
 assert.equal(everything.next_cursor, null)
 const pages = recording()

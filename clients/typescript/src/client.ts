@@ -2,9 +2,9 @@ import { EtagCache, isNotModified } from './conditional.js'
 import { toScreeningApiError } from './errors.js'
 import { createClient, createConfig, type Client } from './generated/client/index.js'
 import {
-  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getMe, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
+  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getJobsAnalytics, getMe, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
   recoverWebhookEvents, redeliverWebhookEvent, rotateWebhookSecret, testWebhookEndpoint, updateWebhookEndpoint,
-  type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type ListJobsData,
+  type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type JobsAnalytics, type ListJobsData,
   type ListWebhookEndpointsData, type Me, type UpdateWebhookEndpointData, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpoint,
   type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookSecretRotated, type WebhookTestResult,
 } from './generated/index.js'
@@ -106,6 +106,14 @@ export class ScreeningClient {
   async pollJobAnalytics (jobId: string, query: AnalyticsQuery = {}): Promise<PolledAnalytics> {
     const { data, response } = await getJobAnalytics({ client: this.client, path: { jobId }, query, throwOnError: true })
     return { data, notModified: isNotModified(response), tzdataVersion: response.headers.get('tzdata-version') ?? undefined }
+  }
+
+  /**
+   * Many jobs' analytics in one call and one snapshot (Pro plan; 1 to 100 ids): each entry the
+   * job's `analytics`, or `error.code` `not_found` for a job that is not the caller's.
+   */
+  async getJobsAnalytics (jobIds: string[], query: AnalyticsQuery = {}): Promise<JobsAnalytics> {
+    return (await getJobsAnalytics({ client: this.client, query: { ...query, job_id: jobIds }, throwOnError: true })).data
   }
 
   /** One page of the organization's jobs, newest first; pass `next_cursor` back as `cursor`. */

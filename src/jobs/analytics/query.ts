@@ -27,3 +27,13 @@ export function readAnalyticsQuery (query: Static<typeof AnalyticsQuery>, rules:
   const range = from !== undefined && to !== undefined ? { from, to } : undefined
   return { zone: reading.zone, range, weeks: range === undefined ? undefined : { first: mondayOf(range.from), last: mondayOf(range.to) } }
 }
+
+const MAX_INT4 = 2_147_483_647
+
+/**
+ * Up to how many completed screens a job's bins in `zone` are read from its screens: the
+ * configured number, or every job's in a zone whose rules the summaries cannot answer exactly
+ * (none in tzdata 2026f: see zones/rules.ts).
+ */
+export const screensReadMaxIn = (rules: ZoneRules, zone: string, screensReadMax: number): number =>
+  rules.summarizable(zone) ? screensReadMax : MAX_INT4

@@ -44,11 +44,11 @@ export interface WeekRange { first: string, last: string }
  * keeps a version given out before the database was restored from an older backup from
  * coming back with other figures. Rebuilds and TRUNCATE count as changes.
  */
-const VERSIONED_SUMMARY_ROWS = (columns: PrismaSql.Sql = PrismaSql.empty): PrismaSql.Sql => PrismaSql.sql`
+export const VERSIONED_SUMMARY_ROWS = (columns: PrismaSql.Sql = PrismaSql.empty): PrismaSql.Sql => PrismaSql.sql`
   SELECT ${columns}changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id = j.id
   UNION ALL
   SELECT ${columns}1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id = j.id`
-const VERSION_OF = (rows: PrismaSql.Sql): PrismaSql.Sql =>
+export const VERSION_OF = (rows: PrismaSql.Sql): PrismaSql.Sql =>
   PrismaSql.sql`coalesce(sum(${rows}.changes), 0) || ':' || coalesce(max(${rows}.version), 0) || ':' || coalesce(bit_xor(${rows}.hash), 0)`
 const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (${VERSIONED_SUMMARY_ROWS()}) c)`
 
@@ -65,7 +65,7 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  * json_build_array writes it too), or null. With `weeks`, only the bins of those weeks; the
  * condition is in the text only then, where it costs an evaluation per screen.
  */
-const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
+export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
       SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
                                || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
       FROM (
@@ -86,7 +86,7 @@ export class ZoneRulesMissing extends ReadElsewhere {
 }
 
 /** The analytics statement's one row. */
-const AnalyticsRow = Type.Object({
+export const AnalyticsRow = Type.Object({
   rules_found: Type.Boolean(),
   job_id: OrNull(Type.String()),
   completed: Type.Integer(),
@@ -100,7 +100,7 @@ const AnalyticsRow = Type.Object({
 const VersionRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
 
 /** Whether the database has the rules of `rules.zone` in the set `rules.set` (zone_rules). */
-const RULES_FOUND = (rules: ZoneRulesRef): PrismaSql.Sql => PrismaSql.sql`EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone})`
+export const RULES_FOUND = (rules: ZoneRulesRef): PrismaSql.Sql => PrismaSql.sql`EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone})`
 
 /**
  * A job's screens by status and its completed screens binned by the Monday of their

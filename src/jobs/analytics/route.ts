@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { databaseUnavailable, invalidRequest, jobNotFound } from '../../errors.js'
+import { invalidRequest, jobNotFound } from '../../errors.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
 import { requirePro } from '../../plugins/plan-guard.js'
 import { AnalyticsQuery, JobAnalyticsSchema } from '../../schemas/analytics.js'
@@ -12,8 +12,9 @@ import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
 import { AnswerCache } from './answer-cache.js'
 import { analyticsBody } from './body.js'
-import { readAnalyticsQuery, type AnalyticsAsk } from './query.js'
-import { analyticsVersion, jobAnalyticsText, ZoneRulesMissing } from './read.js'
+import { readAnalyticsQuery, screensReadMaxIn, type AnalyticsAsk } from './query.js'
+import { analyticsVersion, jobAnalyticsText } from './read.js'
+import { rulesMissingAs503 } from './rules-missing.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,8 +22,6 @@ declare module 'fastify' {
     analyticsAsk: AnalyticsAsk | null
   }
 }
-
-const MAX_INT4 = 2_147_483_647
 
 /**
  * GET /api/jobs/{jobId}/analytics (Pro): a job's figures and weekly bins in a zone, by the
@@ -97,17 +96,9 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
       if (cached?.version === current.version && current.rulesFound) return reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(cached.body)
     }
     await zoneRules.ready()
-    // A zone whose rules the summaries cannot answer exactly (none in tzdata 2026f: see
-    // zones/rules.ts) is binned from the job's screens, whatever their number.
-    const readMax = keepable ? screensReadMax : MAX_INT4
+    const readMax = screensReadMaxIn(rules, zone, screensReadMax)
     const rows = await app.database.read(async reader => await jobAnalyticsText(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: readMax }))
-      .catch((error: unknown) => {
-        // Read on the primary, which had them: deleted since. Stored again by the next request.
-        if (!(error instanceof ZoneRulesMissing)) throw error
-        request.log.error({ err: error }, 'zone rules missing from the primary')
-        zoneRules.forget()
-        throw databaseUnavailable()
-      })
+      .catch(rulesMissingAs503(zoneRules, request.log))
     if (rows === null) throw jobNotFound()
     // Written here rather than by the schema's serializer: the bins' numbers are copied from
     // the statement's text, not parsed and written again (body.ts).

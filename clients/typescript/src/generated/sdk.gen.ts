@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetMeData, GetMeErrors, GetMeResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookEndpointData, TestWebhookEndpointErrors, TestWebhookEndpointResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
+import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetJobsAnalyticsData, GetJobsAnalyticsErrors, GetJobsAnalyticsResponses, GetMeData, GetMeErrors, GetMeResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookEndpointData, TestWebhookEndpointErrors, TestWebhookEndpointResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -66,6 +66,28 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
 export const getJobAnalytics = <ThrowOnError extends boolean = false>(options: Options<GetJobAnalyticsData, ThrowOnError>) => (options.client ?? client).get<GetJobAnalyticsResponses, GetJobAnalyticsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/jobs/{jobId}/analytics',
+    ...options
+});
+
+/**
+ * Get many jobs' analytics (Pro)
+ *
+ * The analytics of up to 100 jobs in one call, for a dashboard: `GET /api/analytics/jobs?job_id=…&job_id=…`. **Pro plan only**, as `GET /api/jobs/{jobId}/analytics`: a caller on the free tier gets 403 with `upgrade_url`, whatever the jobs.
+ *
+ * - Each entry's `analytics` is exactly what `GET /api/jobs/{jobId}/analytics` answers for that job with the same `tz`, `from` and `to`.
+ * - The whole answer is read in one snapshot of the database: two jobs' figures never straddle a write.
+ * - A job that is not the caller's, missing or another organization's, gets `error` with `code: not_found`, the same in both cases.
+ * - Entries come in the order asked; an id asked twice is answered once.
+ *
+ * Send the `ETag` back in `If-None-Match` to get a 304 while none of the jobs' screens changed: answered from a version of their figures, without computing them.
+ *
+ * One request of the rate limit, whatever the number of jobs. Needs the scope `analytics:read`.
+ *
+ * Order of checks: 401 (credential), 403 `insufficient_scope`, 400 (parameters: no id, more than 100, a malformed id, an unknown zone, a range the single-job call refuses), 403 `upgrade_required` (plan).
+ */
+export const getJobsAnalytics = <ThrowOnError extends boolean = false>(options: Options<GetJobsAnalyticsData, ThrowOnError>) => (options.client ?? client).get<GetJobsAnalyticsResponses, GetJobsAnalyticsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/analytics/jobs',
     ...options
 });
 

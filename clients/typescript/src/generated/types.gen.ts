@@ -230,6 +230,51 @@ export type JobAnalytics = {
 };
 
 /**
+ * JobAnalyticsError
+ */
+export type JobAnalyticsError = {
+    /**
+     * `not_found`: no such job in the caller's organization (missing, or another organization's: the two are answered alike).
+     */
+    code: string;
+    /**
+     * For a person.
+     */
+    message: string;
+};
+
+/**
+ * JobAnalyticsEntry
+ *
+ * One asked job: its `analytics`, or an `error` when it is not the caller's.
+ */
+export type JobAnalyticsEntry = {
+    /**
+     * The job, as asked (lower case).
+     */
+    job_id: string;
+    analytics: JobAnalytics;
+} | {
+    /**
+     * The job, as asked (lower case).
+     */
+    job_id: string;
+    error: JobAnalyticsError;
+};
+
+/**
+ * JobsAnalytics
+ *
+ * Many jobs' analytics, all read in one snapshot of the database: the figures of one answer always agree with each other.
+ */
+export type JobsAnalytics = {
+    /**
+     * One entry per distinct asked job, in the order asked.
+     */
+    jobs: Array<JobAnalyticsEntry>;
+};
+
+/**
  * Me
  *
  * The caller: user, organization, subscription and what the subscription allows now.
@@ -562,7 +607,7 @@ export type GetMeErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -634,7 +679,7 @@ export type GetJobErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -719,7 +764,7 @@ export type GetJobAnalyticsErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -750,6 +795,86 @@ export type GetJobAnalyticsResponses = {
 };
 
 export type GetJobAnalyticsResponse = GetJobAnalyticsResponses[keyof GetJobAnalyticsResponses];
+
+export type GetJobsAnalyticsData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
+    path?: never;
+    query: {
+        /**
+         * The jobs, 1 to 100, as a repeated parameter (`job_id=…&job_id=…`). Answered in the order given; an id given twice is answered once, where it first appears.
+         */
+        job_id: Array<string>;
+        /**
+         * IANA time zone whose local Monday 00:00 starts the weeks, daylight saving respected; default UTC; case-insensitive. Every zone and link of IANA's tzdata is answered, by the rules of the release the `Tzdata-Version` response header names (the service's own, whatever the database's copy of tzdata says): Area/Location names (`Europe/Berlin`, `America/Argentina/Buenos_Aires`) and their links (`Asia/Calcutta`, `US/Pacific`), `UTC`, `Etc/GMT±N` (`Etc/GMT-2` is UTC+02:00: IANA inverts the sign), and the IANA names without an area, each answered as the zone IANA links it to (`CET` as `Europe/Brussels`, with daylight saving; `EST` as `America/Panama`, always UTC−05:00). A name is answered as the zone it names or refused, never read as an abbreviation. Refused with a 400 that says what is accepted and, where one is obvious, which zone was meant: abbreviations and ICU's legacy IDs, which are no IANA name (`IST`: did you mean `Asia/Kolkata`?; `PST`, `BST`, `SystemV/EST5`), offsets and POSIX strings (`+05:30`, `UTC+3`), and names IANA no longer has (`US/Pacific-New`: did you mean `America/Los_Angeles`?).
+         */
+        tz?: string;
+        /**
+         * First day (`YYYY-MM-DD`, in `tz`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with `to`; at most 5 years.
+         */
+        from?: string;
+        /**
+         * Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.
+         */
+        to?: string;
+    };
+    url: '/api/analytics/jobs';
+};
+
+export type GetJobsAnalyticsErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `analytics:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job. Otherwise, on the free tier: Pro subscription required (`upgrade_required`, with `upgrade_url`). Switch on `code`.
+     */
+    403: InsufficientScope | UpgradeRequired;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type GetJobsAnalyticsError = GetJobsAnalyticsErrors[keyof GetJobsAnalyticsErrors];
+
+export type GetJobsAnalyticsResponses = {
+    /**
+     * Each asked job's analytics, or why there is none.
+     */
+    200: JobsAnalytics;
+};
+
+export type GetJobsAnalyticsResponse = GetJobsAnalyticsResponses[keyof GetJobsAnalyticsResponses];
 
 export type ListJobsData = {
     body?: never;
@@ -803,7 +928,7 @@ export type ListJobsErrors = {
      */
     410: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -875,7 +1000,7 @@ export type ListWebhookEndpointsErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -955,7 +1080,7 @@ export type CreateWebhookEndpointErrors = {
      */
     409: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1025,7 +1150,7 @@ export type DeleteWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1097,7 +1222,7 @@ export type GetWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1184,7 +1309,7 @@ export type UpdateWebhookEndpointErrors = {
      */
     409: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1265,7 +1390,7 @@ export type RotateWebhookSecretErrors = {
      */
     409: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1350,7 +1475,7 @@ export type ListWebhookDeliveriesErrors = {
      */
     408: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1430,7 +1555,7 @@ export type RedeliverWebhookEventErrors = {
      */
     409: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1515,7 +1640,7 @@ export type RecoverWebhookEventsErrors = {
      */
     409: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**
@@ -1597,7 +1722,7 @@ export type TestWebhookEndpointErrors = {
      */
     409: ApiError;
     /**
-     * The URL is too long: over 2048 characters in all, a query string over 1024, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
      */
     414: ApiError;
     /**

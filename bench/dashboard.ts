@@ -1,0 +1,128 @@
+// The dashboard's batch against the single-job analytics it replaces (issue 56): the service
+// as production runs it (the build, Node 24, a PostgreSQL server, the API's role), autocannon
+// in a process of its own, one connection (latency), scenarios interleaved round by round,
+// medians of each round's mean. Two organizations: "small", 50 jobs of 200 screens (10,000);
+// "large", 50 jobs of 100,000 (5,000,000; loaded with the triggers off, then the summaries
+// rebuilt, as an import would be).
+//   - a batch of the 50 small jobs ÷ one single-job call (a small job; the 50 taken in turn): at most 3
+//   - a batch of the 50 large jobs ÷ a batch of the 50 small ones: at most 1.5
+// In UTC, Europe/Berlin and America/New_York.
+// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000]
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { createApiKey, createOrganization, createUser } from '../src/admin/commands.js'
+import { openServerDatabase } from '../src/db/server-database.js'
+import { cleanUp, cleanUpOnSignals } from './cleanup.js'
+import { measure } from './load.js'
+import { median } from './report.js'
+import { buildService, nodeBinary, startService } from './servers.js'
+import { createBenchDatabase } from './throwaway-database.js'
+
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, large: { type: 'string' } } })
+const ROUNDS = Number(values.rounds ?? 5)
+const SECONDS = Number(values.seconds ?? 4)
+const LARGE = Number(values.large ?? 100_000)
+const JOBS = 50
+const SMALL = 200
+const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
+if (serverUrl === undefined) { console.error('BENCH_DATABASE_URL is required'); process.exit(2) }
+
+// Two years of completions at any second, the main bench's mix of statuses and scores.
+const SCREENS = `
+  INSERT INTO screens (job_id, status, score, started_at, completed_at)
+  SELECT j.id, s.status,
+         CASE WHEN s.status = 'completed' AND (hashint8(g * 8 + 1) & 1023) < 920 THEN ((hashint8(g * 8 + 2) & 1023) % 1001) / 10.0 END,
+         s.started, CASE WHEN s.status = 'completed' THEN s.started + interval '20 minutes' END
+  FROM jobs j CROSS JOIN generate_series(1, $2::int) g
+  CROSS JOIN LATERAL (SELECT (CASE WHEN (hashint8(g * 8) & 1023) < 614 THEN 'completed' WHEN (hashint8(g * 8) & 1023) < 870 THEN 'in_progress' ELSE 'expired' END)::screen_status AS status,
+                             timestamptz '2024-11-01 00:00+00' + ((hashint8(g * 8 + 3 + hashtext(j.id::text)) & 2147483647) % (730 * 86400)) * interval '1 second' AS started) s
+  WHERE j.organization_id = $1::uuid`
+
+cleanUpOnSignals()
+try {
+  const node = nodeBinary()
+  await buildService()
+  const db = await createBenchDatabase(serverUrl)
+  const owner = openServerDatabase(db.url, { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 600_000, DB_STATEMENT_TIMEOUT_MS: 600_000 })
+  const client = new pg.Client({ connectionString: db.url })
+  await client.connect()
+  const started = Date.now()
+  const tenant = async (name: string, screens: number) => {
+    const org = await createOrganization(owner.prisma, { name, plan: 'pro', status: 'active', currentPeriodEnd: null })
+    const user = await createUser(owner.prisma, { organizationId: org.id, email: `${name}@example.test`, name })
+    await client.query(`INSERT INTO jobs (organization_id, user_id, title, company_name, description, slug, share_token)
+      SELECT $1::uuid, $2::uuid, 'Job ' || n, 'C', 'D', 'job-' || gen_random_uuid(), md5(n::text || random()) || md5(random()::text)
+      FROM generate_series(1, ${JOBS}) n`, [org.id, user.id])
+    const jobIds = (await client.query<{ id: string }>('SELECT id FROM jobs WHERE organization_id = $1 ORDER BY id', [org.id])).rows.map(r => r.id)
+    await client.query('ALTER TABLE screens DISABLE TRIGGER USER')
+    try {
+      await client.query(SCREENS, [org.id, screens])
+    } finally {
+      await client.query('ALTER TABLE screens ENABLE TRIGGER USER')
+    }
+    await client.query('SELECT rebuild_screen_summaries($1::uuid[])', [jobIds])
+    return { key: (await createApiKey(owner.prisma, { userId: user.id })).key, jobIds }
+  }
+  const small = await tenant('small', SMALL)
+  const large = await tenant('large', LARGE)
+  await client.query('VACUUM ANALYZE')
+  await client.end()
+  await owner.close()
+  console.log(`loaded ${JOBS * SMALL} + ${JOBS * LARGE} screens in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+
+  const service = await startService(node, db.apiUrl)
+  const batchPath = (ids: string[], tz: string): string => `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}&tz=${tz}`
+  type Name = 'single' | 'batch small' | 'batch large'
+  const zones = ['UTC', 'Europe/Berlin', 'America/New_York']
+  const scenarios = (tz: string): Record<Name, { key: string, paths: string[] }> => ({
+    single: { key: small.key, paths: small.jobIds.map(id => `/api/jobs/${id}/analytics?tz=${tz}`) },
+    'batch small': { key: small.key, paths: [batchPath(small.jobIds, tz)] },
+    'batch large': { key: large.key, paths: [batchPath(large.jobIds, tz)] },
+  })
+  // Every answer a 200 of the expected size before anything is timed.
+  for (const tz of zones) {
+    for (const [name, { key, paths }] of Object.entries(scenarios(tz))) {
+      const res = await fetch(service.url + paths[0]!, { headers: { authorization: `Bearer ${key}` } })
+      const body = await res.json() as { jobs?: unknown[] }
+      if (res.status !== 200 || (name !== 'single' && body.jobs?.length !== JOBS)) throw new Error(`${name} ${tz}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
+    }
+  }
+  const rows: string[] = []
+  const summary: string[] = []
+  for (const tz of zones) {
+    const means: Record<Name, number[]> = { single: [], 'batch small': [], 'batch large': [] }
+    const cases = scenarios(tz)
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = Object.keys(cases) as Name[]
+      for (const name of round % 2 === 0 ? order : [...order].reverse()) {
+        const { key, paths } = cases[name]
+        const m = await measure(node, service.url, paths.map(path => ({ path })), { seconds: SECONDS, connections: 1, headers: { authorization: `Bearer ${key}` } })
+        if (m.bad > 0) throw new Error(`${name} ${tz}: ${m.bad} bad answers ${JSON.stringify(m.statusCodes)}`)
+        means[name].push(m.mean)
+      }
+    }
+    const [single, batchSmall, batchLarge] = (['single', 'batch small', 'batch large'] as Name[]).map(name => median(means[name]))
+    rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** |`)
+    console.log(rows.at(-1))
+    summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}`)
+  }
+  await service.child.stop()
+  const stamp = new Date().toISOString().replace(/:/g, '').slice(0, 15).replace('T', '-')
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true })
+  writeFileSync(join(import.meta.dirname, 'results', `${stamp}-dashboard.md`), [
+    `# Dashboard bench, ${new Date().toISOString()}`,
+    '',
+    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' mean latencies. Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5.`,
+    '',
+    '| zone | one job, mean ms | batch of 50 small, mean ms | batch of 50 large, mean ms | batch ÷ single | large ÷ small |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+  ].join('\n'))
+  console.log(summary.join('\n'))
+  console.log(`wrote bench/results/${stamp}-dashboard.md`)
+} finally {
+  await cleanUp()
+}

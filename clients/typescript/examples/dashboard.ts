@@ -1,0 +1,20 @@
+// A dashboard of the organization's 50 newest jobs: one page of the list, then all their
+// analytics in one call and one snapshot (2 requests, where one per job would be 51).
+import { createScreeningClient } from '@screening/read-api'
+
+const api = createScreeningClient({ baseUrl: process.env.SCREENING_API_URL!, apiKey: process.env.SCREENING_API_KEY! })
+
+const page = await api.listJobs({ limit: 50 })
+const titles = new Map(page.data.map(job => [job.id, job.title]))
+const { jobs } = await api.getJobsAnalytics([...titles.keys()], { tz: 'Europe/Berlin' })
+
+for (const entry of jobs) {
+  const title = titles.get(entry.job_id)
+  if ('error' in entry) {
+    console.log(`${title}: ${entry.error.code}`) // deleted since the list was read
+    continue
+  }
+  const { completion_rate: rate, total_interviews: total, average_score_by_week: weeks } = entry.analytics
+  const last = weeks.at(-1)
+  console.log(`${title}: ${rate}% of ${total} screens completed; latest week ${last?.week ?? 'none'}, average ${last?.average_score?.toFixed(1) ?? '-'}`)
+}

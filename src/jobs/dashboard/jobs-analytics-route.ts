@@ -1,0 +1,74 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { invalidRequest } from '../../errors.js'
+import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
+import { requirePro } from '../../plugins/plan-guard.js'
+import { JOBS_ANALYTICS_DESCRIPTION, JobsAnalyticsQuery, JobsAnalyticsSchema } from '../../schemas/dashboard.js'
+import { jobsAnalyticsExample } from '../../schemas/examples.js'
+import { ConditionalHeaders } from '../../schemas/params.js'
+import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
+import { version as serviceVersion } from '../../version.js'
+import type { ZoneRulesStore } from '../../zones/store.js'
+import { readAnalyticsQuery, screensReadMaxIn } from '../analytics/query.js'
+import { rulesMissingAs503 } from '../analytics/rules-missing.js'
+import { distinctIds, jobsAnalyticsBody, versionsOf } from './jobs-analytics-answer.js'
+import { jobsAnalyticsText, jobsAnalyticsVersions } from './read-jobs-analytics.js'
+
+type Request = FastifyRequest<{ Querystring: Static<typeof JobsAnalyticsQuery> }>
+
+export interface JobsAnalyticsOptions { upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }
+
+/** GET /api/analytics/jobs (Pro): many jobs' analytics, one statement, one snapshot. */
+const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
+  const { rules } = zoneRules
+  app.decorateRequest('analyticsAsk', null)
+
+  async function readAsk (request: Request): Promise<void> {
+    const ask = readAnalyticsQuery(request.query, rules)
+    if ('problems' in ask) throw invalidRequest(ask.problems)
+    request.analyticsAsk = ask
+  }
+
+  app.get('/analytics/jobs', {
+    schema: {
+      operationId: 'getJobsAnalytics',
+      summary: 'Get many jobs\' analytics (Pro)',
+      description: JOBS_ANALYTICS_DESCRIPTION,
+      tags: ['Analytics'],
+      security: [{ bearerAuth: ['analytics:read'] }],
+      querystring: JobsAnalyticsQuery,
+      headers: ConditionalHeaders,
+      response: {
+        200: okResponse(Type.Ref(JobsAnalyticsSchema), 'Each asked job\'s analytics, or why there is none.', jobsAnalyticsExample, TZDATA_VERSION),
+        304: notModifiedWith(TZDATA_VERSION),
+        ...errorResponses([400, 401], {}, { scope: 'analytics:read', plan: true }),
+      },
+    },
+    // As the single job's: the query read once, a 400 before the plan guard's 403.
+    preHandler: [readAsk, requirePro(upgradeUrl)],
+  }, async (request, reply) => await answer(request, reply))
+
+  async function answer (request: Request, reply: FastifyReply): Promise<FastifyReply> {
+    const organizationId = request.caller.organization.id
+    const ids = distinctIds(request.query.job_id)
+    const { zone, range, weeks } = request.analyticsAsk!
+    const { from = '', to = '' } = request.query
+    // Every input of the answer, and each job's version (`-` for one not the caller's).
+    const etagAt = (versions: string[]): string => versionedEtag(['jobs-analytics', serviceVersion, rules.id, zone, from, to, ...ids, ...versions])
+    const conditional = request.headers['if-none-match']
+    if (conditional !== undefined) {
+      const versions = await app.database.read(async reader => await jobsAnalyticsVersions(reader, organizationId, ids))
+      const etag = etagAt(versions.map(version => version ?? '-'))
+      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+    }
+    await zoneRules.ready()
+    const options = { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }
+    const jobs = await app.database.read(async reader => await jobsAnalyticsText(reader, organizationId, ids, options))
+      .catch(rulesMissingAs503(zoneRules, request.log))
+    return reply.header('etag', etagAt(versionsOf(jobs))).header('tzdata-version', rules.version)
+      .type('application/json; charset=utf-8').send(jobsAnalyticsBody(jobs, range))
+  }
+}
+
+export default jobsAnalyticsRoute

@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox'
+import type { SqlReader } from '../../db/rows.js'
+import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { AnalyticsRow, RULES_FOUND, SMALL_JOB_BINS, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
+
+// The dashboard's batch: many jobs' analytics in one statement, so in one snapshot, each job's
+// figures made of the single-job statement's own parts (jobs/analytics/read.ts): the same
+// summaries, the same bins, the same text, byte for byte.
+
+/** One asked job: its figures, or null when it is not the caller's (missing or another organization's). */
+export interface AskedJob { jobId: string, found: AnalyticsText | null }
+
+const BatchRow = Type.Object({ ...AnalyticsRow.properties, asked: Type.String() })
+const BatchVersionRow = Type.Object({ asked: Type.String(), version: Type.String() })
+
+/** The ids as one parameter: checked UUIDs, sent as text (the reader sends scalars only). */
+const ASKED = (jobIds: string[]): PrismaSql.Sql =>
+  PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[]) WITH ORDINALITY AS ask(id, n)`
+
+/**
+ * The analytics of each of `jobIds` (distinct, lower-case UUIDs), in their order: per job,
+ * what jobAnalyticsText answers for it, all in one statement. Throws ZoneRulesMissing as it.
+ */
+export async function jobsAnalyticsText (reader: SqlReader, organizationId: string, jobIds: string[], options: AnalyticsOptions): Promise<AskedJob[]> {
+  const { rules, weeks } = options
+  const screensReadMax = options.screensReadMax ?? 0
+  const rows = await reader.rows(BatchRow, PrismaSql.sql`
+    WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
+    SELECT found.rules_found, ask.id::text AS asked, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
+           CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
+                WHEN st.completed > ${screensReadMax}::int
+                  THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
+                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins
+    FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
+    CROSS JOIN ${ASKED(jobIds)}
+    LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
+    LEFT JOIN LATERAL (
+      SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
+             coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
+      FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
+    ) st ON true
+    ORDER BY ask.n`)
+  if (rows[0]?.rules_found === false) throw new ZoneRulesMissing(rules)
+  return rows.map(row => ({
+    jobId: row.asked,
+    found: row.job_id === null ? null : { byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired }, bins: row.bins, version: row.version },
+  }))
+}
+
+/**
+ * The version of each asked job's figures (analyticsVersion's), null for one that is not the
+ * caller's, in the order asked: what a 304 of the batch costs, one read of the jobs' summary
+ * rows, no screens and no bins.
+ */
+export async function jobsAnalyticsVersions (reader: SqlReader, organizationId: string, jobIds: string[]): Promise<Array<string | null>> {
+  const rows = await reader.rows(BatchVersionRow, PrismaSql.sql`
+    SELECT ask.id::text AS asked, CASE WHEN j.id IS NULL THEN '' ELSE st.version END AS version
+    FROM ${ASKED(jobIds)}
+    LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
+    LEFT JOIN LATERAL (SELECT ${VERSION_OF(PrismaSql.sql`c`)} AS version FROM (${VERSIONED_SUMMARY_ROWS()}) c) st ON true
+    ORDER BY ask.n`)
+  return rows.map(row => row.version === '' ? null : row.version)
+}
