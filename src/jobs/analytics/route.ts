@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { invalidRequest, jobNotFound } from '../../errors.js'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
+import { jobNotFound } from '../../errors.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
 import { requirePro } from '../../plugins/plan-guard.js'
 import { AnalyticsQuery, JobAnalyticsSchema } from '../../schemas/analytics.js'
@@ -12,16 +12,10 @@ import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
 import { AnswerCache } from './answer-cache.js'
 import { analyticsBody } from './body.js'
-import { readAnalyticsQuery, screensReadMaxIn, type AnalyticsAsk } from './query.js'
+import { askHook } from './ask-hook.js'
+import { screensReadMaxIn } from './query.js'
 import { analyticsVersion, jobAnalyticsText } from './read.js'
 import { rulesMissingAs503 } from './rules-missing.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** An analytics request's query, read once (readAsk); null on other routes. */
-    analyticsAsk: AnalyticsAsk | null
-  }
-}
 
 /**
  * GET /api/jobs/{jobId}/analytics (Pro): a job's figures and weekly bins in a zone, by the
@@ -30,13 +24,7 @@ declare module 'fastify' {
 const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, answerCacheBytes: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules }) => {
   const { rules } = zoneRules
   const answers = new AnswerCache(answerCacheBytes)
-  app.decorateRequest('analyticsAsk', null)
-
-  async function readAsk (request: FastifyRequest<{ Querystring: Static<typeof AnalyticsQuery> }>): Promise<void> {
-    const ask = readAnalyticsQuery(request.query, rules)
-    if ('problems' in ask) throw invalidRequest(ask.problems)
-    request.analyticsAsk = ask
-  }
+  const readAsk = askHook(app, rules)
 
   app.get('/jobs/:jobId/analytics', {
     schema: {

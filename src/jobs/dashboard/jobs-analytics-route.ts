@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { invalidRequest } from '../../errors.js'
 import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
 import { requirePro } from '../../plugins/plan-guard.js'
 import { JOBS_ANALYTICS_DESCRIPTION, JobsAnalyticsQuery, JobsAnalyticsSchema } from '../../schemas/dashboard.js'
@@ -10,7 +9,8 @@ import { ConditionalHeaders } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
-import { readAnalyticsQuery, screensReadMaxIn } from '../analytics/query.js'
+import { askHook } from '../analytics/ask-hook.js'
+import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
 import { distinctIds, jobsAnalyticsBody, versionsOf } from './jobs-analytics-answer.js'
 import { jobsAnalyticsText, jobsAnalyticsVersions } from './read-jobs-analytics.js'
@@ -22,13 +22,7 @@ export interface JobsAnalyticsOptions { upgradeUrl: string, screensReadMax: numb
 /** GET /api/analytics/jobs (Pro): many jobs' analytics, one statement, one snapshot. */
 const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
   const { rules } = zoneRules
-  app.decorateRequest('analyticsAsk', null)
-
-  async function readAsk (request: Request): Promise<void> {
-    const ask = readAnalyticsQuery(request.query, rules)
-    if ('problems' in ask) throw invalidRequest(ask.problems)
-    request.analyticsAsk = ask
-  }
+  const readAsk = askHook(app, rules)
 
   app.get('/analytics/jobs', {
     schema: {
