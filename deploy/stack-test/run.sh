@@ -100,7 +100,7 @@ read -r endpoint_id endpoint_events secret < <(echo "$endpoint" | node -e 'const
 # The receiver verifies every signature with it (until then it answers 503, retried).
 curl -sf -X PUT --data "$secret" "$STACK_RECEIVER_URL/secret" || { echo "FATAL: the receiver did not take the secret" >&2; exit 1; }
 write_jobs=$(curl -sf -H "authorization: Bearer $pro_key" "$STACK_URL/api/jobs?limit=10" | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).data.map(j => j.id).join(",")')
-export STACK_WRITE_JOBS=$write_jobs
+export STACK_WRITE_JOBS=$write_jobs STACK_ENDPOINT_ID=$endpoint_id
 echo "webhooks: endpoint $endpoint_id ($endpoint_events) at http://webhook-receiver:8080/hooks (subnet ${STACK_TEST_SUBNET:-172.30.240.0/24} allowed); writes: 4 a second over $(echo "$write_jobs" | tr ',' '\n' | wc -l) jobs"
 
 # load PHASE ACTION...: the load and the job writes from 3 s before the action to 5 s after
