@@ -6,6 +6,8 @@
 // rebuilt, as an import would be).
 //   - a batch of the 50 small jobs ÷ one single-job call (a small job; the 50 taken in turn): at most 3
 //   - a batch of the 50 large jobs ÷ a batch of the 50 small ones: at most 1.5
+//   - the organization's rollup (GET /api/analytics/organization) of each ÷ one single-job call
+//     (the issue's targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 jobs and 5M)
 // In UTC, Europe/Berlin and America/New_York.
 // BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000]
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -74,25 +76,27 @@ try {
 
   const service = await startService(node, db.apiUrl)
   const batchPath = (ids: string[], tz: string): string => `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}&tz=${tz}`
-  type Name = 'single' | 'batch small' | 'batch large'
+  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large'
   const zones = ['UTC', 'Europe/Berlin', 'America/New_York']
   const scenarios = (tz: string): Record<Name, { key: string, paths: string[] }> => ({
     single: { key: small.key, paths: small.jobIds.map(id => `/api/jobs/${id}/analytics?tz=${tz}`) },
     'batch small': { key: small.key, paths: [batchPath(small.jobIds, tz)] },
     'batch large': { key: large.key, paths: [batchPath(large.jobIds, tz)] },
+    'rollup small': { key: small.key, paths: [`/api/analytics/organization?tz=${tz}`] },
+    'rollup large': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}`] },
   })
   // Every answer a 200 of the expected size before anything is timed.
   for (const tz of zones) {
     for (const [name, { key, paths }] of Object.entries(scenarios(tz))) {
       const res = await fetch(service.url + paths[0]!, { headers: { authorization: `Bearer ${key}` } })
       const body = await res.json() as { jobs?: unknown[] }
-      if (res.status !== 200 || (name !== 'single' && body.jobs?.length !== JOBS)) throw new Error(`${name} ${tz}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
+      if (res.status !== 200 || (name.startsWith('batch') && body.jobs?.length !== JOBS)) throw new Error(`${name} ${tz}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
     }
   }
   const rows: string[] = []
   const summary: string[] = []
   for (const tz of zones) {
-    const means: Record<Name, number[]> = { single: [], 'batch small': [], 'batch large': [] }
+    const means: Record<Name, number[]> = { single: [], 'batch small': [], 'batch large': [], 'rollup small': [], 'rollup large': [] }
     const cases = scenarios(tz)
     for (let round = 0; round < ROUNDS; round++) {
       const order = Object.keys(cases) as Name[]
@@ -104,10 +108,10 @@ try {
         means[name].push(1000 / m.requestsPerSecond)
       }
     }
-    const [single, batchSmall, batchLarge] = (['single', 'batch small', 'batch large'] as Name[]).map(name => median(means[name]))
-    rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** |`)
+    const [single, batchSmall, batchLarge, rollupSmall, rollupLarge] = (['single', 'batch small', 'batch large', 'rollup small', 'rollup large'] as Name[]).map(name => median(means[name])!)
+    rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** | ${rollupSmall!.toFixed(3)} | ${rollupLarge!.toFixed(3)} | **${(rollupSmall! / single!).toFixed(2)}** | **${(rollupLarge! / single!).toFixed(2)}** |`)
     console.log(rows.at(-1))
-    summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}`)
+    summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}, rollup ÷ single ${(rollupSmall! / single!).toFixed(2)} (small org), ${(rollupLarge! / single!).toFixed(2)} (large org)`)
   }
   await service.child.stop()
   const stamp = new Date().toISOString().replace(/:/g, '').slice(0, 15).replace('T', '-')
@@ -115,10 +119,10 @@ try {
   writeFileSync(join(import.meta.dirname, 'results', `${stamp}-dashboard.md`), [
     `# Dashboard bench, ${new Date().toISOString()}`,
     '',
-    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' time per request (1 connection: 1 / throughput). Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5.`,
+    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' time per request (1 connection: 1 / throughput). Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5; the rollup of the small and the large organization (each of ${JOBS} jobs) against one single-job call.`,
     '',
-    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup small ÷ single | rollup large ÷ single |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ].join('\n'))

@@ -18,6 +18,7 @@ const SCOPE_OF: Record<string, string[]> = {
   listJobs: ['jobs:read'],
   getJobAnalytics: ['analytics:read'],
   getJobsAnalytics: ['analytics:read'],
+  getOrganizationAnalytics: ['analytics:read'],
   // Webhooks (issue 41): an endpoint is told what its key reads, so making or enabling one needs jobs:read too.
   createWebhookEndpoint: ['webhooks:write', 'jobs:read'],
   listWebhookEndpoints: ['webhooks:read'],

@@ -27,6 +27,7 @@ const operations: Array<[string, string]> = [
   ['get job', `/api/jobs/${job.id}`],
   ['analytics', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`],
   ['jobs analytics (a batch)', `/api/analytics/jobs?job_id=${job.id}&job_id=00000000-0000-4000-8000-000000000000&tz=Europe/Berlin`],
+  ['organization analytics', '/api/analytics/organization?tz=Europe/Berlin&job_status=active&from=2026-01-01&to=2026-03-31'],
   ['list jobs', '/api/jobs?limit=20'],
   ['me', '/api/me'],
 ]
@@ -77,6 +78,19 @@ t.test('a batch of analytics with If-None-Match: a current ETag costs one read o
   t.equal(stale.status, 200)
   t.equal(stale.sql.length, 2, 'the versions, then the answer')
   t.comment(`sql per request figures: jobs analytics batch with a current ETag ${current.sql.length}, with a stale one ${stale.sql.length}`)
+})
+
+t.test('the organization\'s rollup with If-None-Match: a current ETag costs one read of the version, a stale one the read and the answer', async t => {
+  const url = '/api/analytics/organization?tz=Europe/Berlin'
+  const { etag } = (await app.inject({ url, headers: pro.auth })).headers as { etag: string }
+  const current = await statements(url, { ...pro.auth, 'if-none-match': etag })
+  t.equal(current.status, 304)
+  t.equal(current.sql.length, 1, 'one statement')
+  t.notMatch(current.sql[0], /screens s|completed_at/, 'the version only: no screen is read')
+  const stale = await statements(url, { ...pro.auth, 'if-none-match': '"stale"' })
+  t.equal(stale.status, 200)
+  t.equal(stale.sql.length, 2, 'the version, then the answer')
+  t.comment(`sql per request figures: organization rollup with a current ETag ${current.sql.length}, with a stale one ${stale.sql.length}`)
 })
 
 t.test('a key without the operation\'s scope: 403 with no statement, whatever the job (issue 24)', async t => {

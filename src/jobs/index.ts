@@ -2,11 +2,12 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { ZoneRulesStore } from '../zones/store.js'
 import jobAnalyticsRoute from './analytics/route.js'
 import jobsAnalyticsRoute from './dashboard/jobs-analytics-route.js'
+import organizationAnalyticsRoute from './dashboard/organization-analytics-route.js'
 import getJobRoute from './job/route.js'
 import listJobsRoute from './list/route.js'
 
 // The jobs' routes, each in the folder of what it reads: a job (job/), its analytics
-// (analytics/), many jobs' analytics for a dashboard (dashboard/), the organization's jobs
+// (analytics/), many jobs' analytics and the organization's rollup for a dashboard (dashboard/), the organization's jobs
 // and what changed since a sync token (list/, sync/).
 // Registered in the order the OpenAPI document lists them.
 
@@ -23,6 +24,7 @@ const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (app, { cursorSecr
   await app.register(getJobRoute)
   await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules })
   await app.register(jobsAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
+  await app.register(organizationAnalyticsRoute, { upgradeUrl, zoneRules })
   await app.register(listJobsRoute, { cursorSecret })
 }
 

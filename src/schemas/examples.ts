@@ -2,6 +2,7 @@ import type { JobAnalytics } from './analytics.js'
 import type { JobsAnalytics } from './dashboard.js'
 import type { Job } from './job.js'
 import type { Me } from './me.js'
+import type { OrganizationAnalytics } from './organization-analytics.js'
 import type { WebhookDelivery, WebhookEndpoint } from './webhooks.js'
 
 // Examples in the OpenAPI document: shaped like the demo data, checked against their
@@ -77,4 +78,16 @@ export const jobsAnalyticsExample: JobsAnalytics = {
     { job_id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9', analytics: analyticsExample },
     { job_id: '2b7e07e1-8f3c-5d2a-9c1e-6a4f0b3d9e21', error: { code: 'not_found', message: 'No such job in the caller\'s organization.' } },
   ],
+}
+
+export const organizationAnalyticsExample: OrganizationAnalytics = {
+  job_count: 6,
+  average_score: 71.25,
+  completion_rate: 58,
+  average_score_by_week: [
+    { week: '2026-10-12', average_score: 72.5, count: 14 },
+    { week: '2026-10-19', average_score: 69.4, count: 9 },
+  ],
+  interviews_by_status: { completed: 140, in_progress: 52, expired: 48 },
+  total_interviews: 240,
 }

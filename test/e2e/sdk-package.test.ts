@@ -110,10 +110,12 @@ t.test('the partner program: every operation, pages of 1, typed 403 and 404, a 3
   t.match(out, /^all checks passed$/m)
 })
 
-t.test('the dashboard example: a page of jobs, then their analytics in one call', async t => {
+t.test('the dashboard example: a page of jobs, then their analytics in one call, then the organization\'s', async t => {
   const out = mustRun(t, process.execPath, ['dist/dashboard.js'], { cwd: project, env })
   const lines = out.trim().split('\n')
+  const organization = lines.pop()
   t.ok(lines.length > 0 && lines.every(line => /: \d+% of \d+ screens completed; latest week (\d{4}-\d\d-\d\d|none), average /.test(line)), `one line per job:\n${out}`)
+  t.match(organization, /^organization: \d+ active jobs, \d+% of \d+ screens completed, average score (\d+\.\d|-)$/, 'then the organization\'s line')
 })
 
 t.test('every TypeScript example of the README runs', async t => {

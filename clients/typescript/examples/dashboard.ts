@@ -1,5 +1,6 @@
 // A dashboard of the organization's 50 newest jobs: one page of the list, then all their
-// analytics in one call and one snapshot (2 requests, where one per job would be 51).
+// analytics in one call and one snapshot (2 requests, where one per job would be 51), and
+// the organization's own totals over its active jobs (one more).
 import { createScreeningClient } from '@screening/read-api'
 
 const api = createScreeningClient({ baseUrl: process.env.SCREENING_API_URL!, apiKey: process.env.SCREENING_API_KEY! })
@@ -18,3 +19,6 @@ for (const entry of jobs) {
   const last = weeks.at(-1)
   console.log(`${title}: ${rate}% of ${total} screens completed; latest week ${last?.week ?? 'none'}, average ${last?.average_score?.toFixed(1) ?? '-'}`)
 }
+
+const org = await api.getOrganizationAnalytics({ tz: 'Europe/Berlin', job_status: ['active'] })
+console.log(`organization: ${org.job_count} active jobs, ${org.completion_rate}% of ${org.total_interviews} screens completed, average score ${org.average_score?.toFixed(1) ?? '-'}`)

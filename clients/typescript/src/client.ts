@@ -2,10 +2,10 @@ import { EtagCache, isNotModified } from './conditional.js'
 import { toScreeningApiError } from './errors.js'
 import { createClient, createConfig, type Client } from './generated/client/index.js'
 import {
-  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getJobsAnalytics, getMe, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
+  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getJobsAnalytics, getMe, getOrganizationAnalytics, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
   recoverWebhookEvents, redeliverWebhookEvent, rotateWebhookSecret, testWebhookEndpoint, updateWebhookEndpoint,
-  type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type Job, type JobAnalytics, type JobList, type JobsAnalytics, type ListJobsData,
-  type ListWebhookEndpointsData, type Me, type UpdateWebhookEndpointData, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpoint,
+  type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type GetOrganizationAnalyticsData, type Job, type JobAnalytics, type JobList, type JobsAnalytics, type ListJobsData,
+  type ListWebhookEndpointsData, type Me, type OrganizationAnalytics, type UpdateWebhookEndpointData, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpoint,
   type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookSecretRotated, type WebhookTestResult,
 } from './generated/index.js'
 import { retryingFetch, type RetryOptions } from './retry.js'
@@ -26,6 +26,7 @@ export interface ScreeningClientOptions {
 
 export type JobListQuery = NonNullable<ListJobsData['query']>
 export type AnalyticsQuery = NonNullable<GetJobAnalyticsData['query']>
+export type OrganizationAnalyticsQuery = NonNullable<GetOrganizationAnalyticsData['query']>
 /** A page of webhook endpoints or of an endpoint's deliveries: `limit` (1-100, default 20) and `cursor`. */
 export type PageQuery = NonNullable<ListWebhookEndpointsData['query']>
 /** A new webhook endpoint: `url`, and optionally `events` (default both job events) and `description`. */
@@ -114,6 +115,11 @@ export class ScreeningClient {
    */
   async getJobsAnalytics (jobIds: string[], query: AnalyticsQuery = {}): Promise<JobsAnalytics> {
     return (await getJobsAnalytics({ client: this.client, query: { ...query, job_id: jobIds }, throwOnError: true })).data
+  }
+
+  /** The organization's analytics over its jobs (of `job_status`, of `user_id`), as one job's screens (Pro plan). */
+  async getOrganizationAnalytics (query: OrganizationAnalyticsQuery = {}): Promise<OrganizationAnalytics> {
+    return (await getOrganizationAnalytics({ client: this.client, query, throwOnError: true })).data
   }
 
   /** One page of the organization's jobs, newest first; pass `next_cursor` back as `cursor`. */

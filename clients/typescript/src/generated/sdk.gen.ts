@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetJobsAnalyticsData, GetJobsAnalyticsErrors, GetJobsAnalyticsResponses, GetMeData, GetMeErrors, GetMeResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookEndpointData, TestWebhookEndpointErrors, TestWebhookEndpointResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
+import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetJobsAnalyticsData, GetJobsAnalyticsErrors, GetJobsAnalyticsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationAnalyticsData, GetOrganizationAnalyticsErrors, GetOrganizationAnalyticsResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookEndpointData, TestWebhookEndpointErrors, TestWebhookEndpointResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -88,6 +88,27 @@ export const getJobAnalytics = <ThrowOnError extends boolean = false>(options: O
 export const getJobsAnalytics = <ThrowOnError extends boolean = false>(options: Options<GetJobsAnalyticsData, ThrowOnError>) => (options.client ?? client).get<GetJobsAnalyticsResponses, GetJobsAnalyticsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/analytics/jobs',
+    ...options
+});
+
+/**
+ * Get the organization's analytics (Pro)
+ *
+ * The analytics of the caller's whole organization, or of some of its jobs (`job_status`, `user_id`), for a dashboard. **Pro plan only**, as `GET /api/jobs/{jobId}/analytics`.
+ *
+ * - Every figure is computed over the selected jobs' screens themselves, as if they were one job's: the rate over all screens, the averages over all scored completions (never an average of the jobs' averages).
+ * - `average_score` is the mean over every scored completed screen; `average_score_by_week` bins as the single job's, with `tz`, `from` and `to` as it takes them; `completion_rate`, `interviews_by_status` and `total_interviews` describe the selected jobs whole, whatever the range.
+ * - Read in one snapshot of the database.
+ *
+ * Send the `ETag` back in `If-None-Match` to get a 304 while no selected job's screens changed and the selection is the same: answered from a version of the jobs' figures, without computing them.
+ *
+ * One request of the rate limit. Needs the scope `analytics:read`.
+ *
+ * Order of checks: 401 (credential), 403 `insufficient_scope`, 400 (parameters: an unknown `job_status`, a malformed `user_id`, an unknown zone, a range the single-job call refuses), 403 `upgrade_required` (plan).
+ */
+export const getOrganizationAnalytics = <ThrowOnError extends boolean = false>(options?: Options<GetOrganizationAnalyticsData, ThrowOnError>) => (options?.client ?? client).get<GetOrganizationAnalyticsResponses, GetOrganizationAnalyticsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/analytics/organization',
     ...options
 });
 

@@ -275,6 +275,42 @@ export type JobsAnalytics = {
 };
 
 /**
+ * OrganizationAnalytics
+ *
+ * The analytics of the caller's organization, over the jobs the filters select: the single job's figures computed over all their screens at once, in one snapshot.
+ */
+export type OrganizationAnalytics = {
+    /**
+     * The selected jobs of the caller's organization.
+     */
+    job_count: number;
+    /**
+     * Mean score of every completed screen of the selected jobs that has a score; null when none has. Not an average of the jobs' averages.
+     */
+    average_score: number | null;
+    /**
+     * round(100 × completed / total) over every screen of the selected jobs, halves rounded up; 0 with no screens. Not an average of the jobs' rates.
+     */
+    completion_rate: number;
+    /**
+     * Completed screens of every selected job binned by the Monday of their completion week in `tz`, ascending: `count` all of them, `average_score` the mean of the scored ones (each screen weighs one). Weeks with none are omitted, except inside a `from`/`to` range, where every week appears.
+     */
+    average_score_by_week: Array<WeekBin>;
+    /**
+     * Screens per status; all three keys always present.
+     */
+    interviews_by_status: {
+        completed: number;
+        in_progress: number;
+        expired: number;
+    };
+    /**
+     * All screens of the selected jobs.
+     */
+    total_interviews: number;
+};
+
+/**
  * Me
  *
  * The caller: user, organization, subscription and what the subscription allows now.
@@ -875,6 +911,90 @@ export type GetJobsAnalyticsResponses = {
 };
 
 export type GetJobsAnalyticsResponse = GetJobsAnalyticsResponses[keyof GetJobsAnalyticsResponses];
+
+export type GetOrganizationAnalyticsData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only jobs in these states, as a repeated parameter (`job_status=active&job_status=paused`). Default: every state.
+         */
+        job_status?: Array<'draft' | 'active' | 'paused' | 'closed'>;
+        /**
+         * Only the jobs of this recruiter (the job's owner, `user_id` of GET /api/jobs/{jobId}). A user of no job, or of another organization, gives an empty rollup.
+         */
+        user_id?: string;
+        /**
+         * IANA time zone whose local Monday 00:00 starts the weeks, daylight saving respected; default UTC; case-insensitive. Every zone and link of IANA's tzdata is answered, by the rules of the release the `Tzdata-Version` response header names (the service's own, whatever the database's copy of tzdata says): Area/Location names (`Europe/Berlin`, `America/Argentina/Buenos_Aires`) and their links (`Asia/Calcutta`, `US/Pacific`), `UTC`, `Etc/GMT±N` (`Etc/GMT-2` is UTC+02:00: IANA inverts the sign), and the IANA names without an area, each answered as the zone IANA links it to (`CET` as `Europe/Brussels`, with daylight saving; `EST` as `America/Panama`, always UTC−05:00). A name is answered as the zone it names or refused, never read as an abbreviation. Refused with a 400 that says what is accepted and, where one is obvious, which zone was meant: abbreviations and ICU's legacy IDs, which are no IANA name (`IST`: did you mean `Asia/Kolkata`?; `PST`, `BST`, `SystemV/EST5`), offsets and POSIX strings (`+05:30`, `UTC+3`), and names IANA no longer has (`US/Pacific-New`: did you mean `America/Los_Angeles`?).
+         */
+        tz?: string;
+        /**
+         * First day (`YYYY-MM-DD`, in `tz`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with `to`; at most 5 years.
+         */
+        from?: string;
+        /**
+         * Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.
+         */
+        to?: string;
+    };
+    url: '/api/analytics/organization';
+};
+
+export type GetOrganizationAnalyticsErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `analytics:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job. Otherwise, on the free tier: Pro subscription required (`upgrade_required`, with `upgrade_url`). Switch on `code`.
+     */
+    403: InsufficientScope | UpgradeRequired;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type GetOrganizationAnalyticsError = GetOrganizationAnalyticsErrors[keyof GetOrganizationAnalyticsErrors];
+
+export type GetOrganizationAnalyticsResponses = {
+    /**
+     * The selected jobs' analytics, as one job's.
+     */
+    200: OrganizationAnalytics;
+};
+
+export type GetOrganizationAnalyticsResponse = GetOrganizationAnalyticsResponses[keyof GetOrganizationAnalyticsResponses];
 
 export type ListJobsData = {
     body?: never;

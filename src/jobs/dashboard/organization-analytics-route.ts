@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
+import { requirePro } from '../../plugins/plan-guard.js'
+import { organizationAnalyticsExample } from '../../schemas/examples.js'
+import { ORGANIZATION_ANALYTICS_DESCRIPTION, OrganizationAnalyticsQuery, OrganizationAnalyticsSchema } from '../../schemas/organization-analytics.js'
+import { ConditionalHeaders } from '../../schemas/params.js'
+import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
+import { version as serviceVersion } from '../../version.js'
+import type { ZoneRulesStore } from '../../zones/store.js'
+import { analyticsBody } from '../analytics/body.js'
+import { askHook } from '../analytics/ask-hook.js'
+import { rulesMissingAs503 } from '../analytics/rules-missing.js'
+import { organizationAnalyticsText, organizationAnalyticsVersion, type JobSelection, type RollupText } from './read-organization-analytics.js'
+
+type Request = FastifyRequest<{ Querystring: Static<typeof OrganizationAnalyticsQuery> }>
+
+/** The rollup as JSON text: its own two figures, then the single job's body of the same counts and bins (body.ts). */
+export const rollupBody = (rollup: RollupText, range?: { from: string, to: string }): string =>
+  `{"job_count":${rollup.jobCount},"average_score":${rollup.averageScore ?? 'null'},` + analyticsBody(rollup, range).slice(1)
+
+/** GET /api/analytics/organization (Pro): the selected jobs' screens as one job's, one statement. */
+const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, zoneRules }) => {
+  const { rules } = zoneRules
+  const readAsk = askHook(app, rules)
+
+  app.get('/analytics/organization', {
+    schema: {
+      operationId: 'getOrganizationAnalytics',
+      summary: 'Get the organization\'s analytics (Pro)',
+      description: ORGANIZATION_ANALYTICS_DESCRIPTION,
+      tags: ['Analytics'],
+      security: [{ bearerAuth: ['analytics:read'] }],
+      querystring: OrganizationAnalyticsQuery,
+      headers: ConditionalHeaders,
+      response: {
+        200: okResponse(Type.Ref(OrganizationAnalyticsSchema), 'The selected jobs\' analytics, as one job\'s.', organizationAnalyticsExample, TZDATA_VERSION),
+        304: notModifiedWith(TZDATA_VERSION),
+        ...errorResponses([400, 401], {}, { scope: 'analytics:read', plan: true }),
+      },
+    },
+    // As the single job's: the query read once, a 400 before the plan guard's 403.
+    preHandler: [readAsk, requirePro(upgradeUrl)],
+  }, async (request, reply) => await answer(request, reply))
+
+  async function answer (request: Request, reply: FastifyReply): Promise<FastifyReply> {
+    const { job_status: statuses, user_id: userId, from = '', to = '' } = request.query
+    // Each state once, in one order: the same selection asked two ways is one ETag.
+    const states = statuses === undefined ? undefined : [...new Set(statuses)].sort()
+    const selection: JobSelection = { organizationId: request.caller.organization.id, ...(states !== undefined ? { statuses: states } : {}), ...(userId !== undefined ? { userId: userId.toLowerCase() } : {}) }
+    const { zone, range, weeks } = request.analyticsAsk!
+    const etagAt = (version: string): string => versionedEtag(['organization-analytics', serviceVersion, rules.id, zone, from, to, states?.join(',') ?? '', selection.userId ?? '', version])
+    const conditional = request.headers['if-none-match']
+    if (conditional !== undefined) {
+      const etag = etagAt(await app.database.read(async reader => await organizationAnalyticsVersion(reader, selection)))
+      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+    }
+    await zoneRules.ready()
+    const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}) }))
+      .catch(rulesMissingAs503(zoneRules, request.log))
+    return reply.header('etag', etagAt(rollup.version)).header('tzdata-version', rules.version)
+      .type('application/json; charset=utf-8').send(rollupBody(rollup, range))
+  }
+}
+
+export default organizationAnalyticsRoute

@@ -1,0 +1,84 @@
+import type { Prisma } from '../../src/db/database.js'
+import { zoneReference } from './zone-reference.js'
+
+// The organization rollup computed in JavaScript from the raw rows, independent of the
+// service's SQL: weeks placed by js-joda (zone-reference.ts), sums in exact decimals (each
+// score's shortest exact decimal, as PostgreSQL's float8 output writes it), each mean the
+// double nearest to the exact quotient.
+
+/** A decimal as an integer times 10^exp. */
+interface Decimal { digits: bigint, exp: number }
+
+const decimalOf = (x: number): Decimal => {
+  const [mantissa, e = '0'] = String(x).split('e')
+  const [whole, fraction = ''] = mantissa!.split('.')
+  return { digits: BigInt(whole! + fraction), exp: Number(e) - fraction.length }
+}
+const add = (a: Decimal, b: Decimal): Decimal => {
+  const exp = Math.min(a.exp, b.exp)
+  return { digits: a.digits * 10n ** BigInt(a.exp - exp) + b.digits * 10n ** BigInt(b.exp - exp), exp }
+}
+/** sum / count to 30 significant digits, as the nearest double. */
+const mean = (sum: Decimal, count: number): number | null => {
+  if (count === 0) return null
+  if (sum.digits === 0n) return 0
+  const shift = 30 + String(count).length
+  return Number(`${(sum.digits * 10n ** BigInt(shift)) / BigInt(count)}e${sum.exp - shift}`)
+}
+const ZERO: Decimal = { digits: 0n, exp: 0 }
+
+export interface ReferenceRollup {
+  job_count: number
+  average_score: number | null
+  completion_rate: number
+  average_score_by_week: Array<{ week: string, average_score: number | null, count: number }>
+  interviews_by_status: { completed: number, in_progress: number, expired: number }
+  total_interviews: number
+}
+
+const mondays = (from: string, to: string, mondayOf: (ms: number) => string): string[] => {
+  const out: string[] = []
+  for (let d = Date.parse(mondayOf(Date.parse(`${from}T12:00:00Z`)) + 'T00:00:00Z'); d <= Date.parse(`${to}T00:00:00Z`); d += 7 * 86_400_000) out.push(new Date(d).toISOString().slice(0, 10))
+  return out
+}
+
+/** The rollup of `organizationId`'s jobs (of `statuses`, of `userId`), as the rows are now. */
+export async function referenceRollup (prisma: Prisma, organizationId: string, options: { tz?: string, range?: { from: string, to: string }, statuses?: string[], userId?: string }): Promise<ReferenceRollup> {
+  const jobs = (await prisma.job.findMany({ where: { organizationId }, select: { id: true, status: true, userId: true } }))
+    .filter(j => (options.statuses === undefined || options.statuses.includes(j.status)) && (options.userId === undefined || j.userId === options.userId))
+  const screens = await prisma.screen.findMany({ where: { jobId: { in: jobs.map(j => j.id) } }, select: { status: true, score: true, completedAt: true } })
+  const reference = zoneReference()
+  const tz = options.tz ?? 'UTC'
+  // The weeks by the local Monday of the instant; a range's Mondays those of its first and last days.
+  const mondayOf = (ms: number): string => reference.mondayOf(ms, 'UTC')
+  const byStatus = { completed: 0, in_progress: 0, expired: 0 }
+  let sum = ZERO
+  let scored = 0
+  const weeks = new Map<string, { count: number, scored: number, sum: Decimal }>()
+  for (const s of screens) {
+    byStatus[s.status]++
+    if (s.status !== 'completed') continue
+    const week = reference.mondayOf(s.completedAt!.getTime(), tz)
+    const bin = weeks.get(week) ?? weeks.set(week, { count: 0, scored: 0, sum: ZERO }).get(week)!
+    bin.count++
+    if (s.score !== null) { bin.scored++; bin.sum = add(bin.sum, decimalOf(s.score)); scored++; sum = add(sum, decimalOf(s.score)) }
+  }
+  const total = byStatus.completed + byStatus.in_progress + byStatus.expired
+  const bin = (week: string) => {
+    const b = weeks.get(week)
+    return { week, average_score: b === undefined ? null : mean(b.sum, b.scored), count: b?.count ?? 0 }
+  }
+  const range = options.range
+  const binned = range === undefined
+    ? [...weeks.keys()].sort().map(bin)
+    : mondays(range.from, range.to, mondayOf).map(bin)
+  return {
+    job_count: jobs.length,
+    average_score: mean(sum, scored),
+    // Halves up, in integers: 100 × completed / total.
+    completion_rate: total === 0 ? 0 : Math.floor((200 * byStatus.completed + total) / (2 * total)),
+    average_score_by_week: binned,
+    interviews_by_status: byStatus,
+    total_interviews: total,
+  }
+}
