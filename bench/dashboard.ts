@@ -6,10 +6,11 @@
 // rebuilt, as an import would be).
 //   - a batch of the 50 small jobs ÷ one single-job call (a small job; the 50 taken in turn): at most 3
 //   - a batch of the 50 large jobs ÷ a batch of the 50 small ones: at most 1.5
-//   - the organization's rollup (GET /api/analytics/organization) of each ÷ one single-job call
+//   - the organization's rollup (GET /api/analytics/organization) of each, and of a "wide" one
+//     (--wide-jobs jobs of --wide screens: 1,000 of 1,000 by default), ÷ one single-job call
 //     (the issue's targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 jobs and 5M)
 // In UTC, Europe/Berlin and America/New_York.
-// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000]
+// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000 --wide-jobs 1000 --wide 1000]
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -22,11 +23,13 @@ import { median } from './report.js'
 import { buildService, nodeBinary, startService } from './servers.js'
 import { createBenchDatabase } from './throwaway-database.js'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, large: { type: 'string' } } })
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, large: { type: 'string' }, 'wide-jobs': { type: 'string' }, wide: { type: 'string' } } })
 const ROUNDS = Number(values.rounds ?? 5)
 const SECONDS = Number(values.seconds ?? 4)
 const LARGE = Number(values.large ?? 100_000)
 const JOBS = 50
+const WIDE_JOBS = Number(values['wide-jobs'] ?? 1000)
+const WIDE = Number(values.wide ?? 1000)
 const SMALL = 200
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 if (serverUrl === undefined) { console.error('BENCH_DATABASE_URL is required'); process.exit(2) }
@@ -51,12 +54,12 @@ try {
   const client = new pg.Client({ connectionString: db.url })
   await client.connect()
   const started = Date.now()
-  const tenant = async (name: string, screens: number) => {
+  const tenant = async (name: string, screens: number, jobs = JOBS) => {
     const org = await createOrganization(owner.prisma, { name, plan: 'pro', status: 'active', currentPeriodEnd: null })
     const user = await createUser(owner.prisma, { organizationId: org.id, email: `${name}@example.test`, name })
     await client.query(`INSERT INTO jobs (organization_id, user_id, title, company_name, description, slug, share_token)
       SELECT $1::uuid, $2::uuid, 'Job ' || n, 'C', 'D', 'job-' || gen_random_uuid(), md5(n::text || random()) || md5(random()::text)
-      FROM generate_series(1, ${JOBS}) n`, [org.id, user.id])
+      FROM generate_series(1, ${jobs}) n`, [org.id, user.id])
     const jobIds = (await client.query<{ id: string }>('SELECT id FROM jobs WHERE organization_id = $1 ORDER BY id', [org.id])).rows.map(r => r.id)
     await client.query('ALTER TABLE screens DISABLE TRIGGER USER')
     try {
@@ -69,14 +72,15 @@ try {
   }
   const small = await tenant('small', SMALL)
   const large = await tenant('large', LARGE)
+  const wide = await tenant('wide', WIDE, WIDE_JOBS)
   await client.query('VACUUM ANALYZE')
   await client.end()
   await owner.close()
-  console.log(`loaded ${JOBS * SMALL} + ${JOBS * LARGE} screens in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  console.log(`loaded ${JOBS * SMALL} + ${JOBS * LARGE} + ${WIDE_JOBS * WIDE} screens in ${((Date.now() - started) / 1000).toFixed(0)} s`)
 
   const service = await startService(node, db.apiUrl)
   const batchPath = (ids: string[], tz: string): string => `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}&tz=${tz}`
-  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large'
+  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large' | 'rollup wide'
   const zones = ['UTC', 'Europe/Berlin', 'America/New_York']
   const scenarios = (tz: string): Record<Name, { key: string, paths: string[] }> => ({
     single: { key: small.key, paths: small.jobIds.map(id => `/api/jobs/${id}/analytics?tz=${tz}`) },
@@ -84,6 +88,7 @@ try {
     'batch large': { key: large.key, paths: [batchPath(large.jobIds, tz)] },
     'rollup small': { key: small.key, paths: [`/api/analytics/organization?tz=${tz}`] },
     'rollup large': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}`] },
+    'rollup wide': { key: wide.key, paths: [`/api/analytics/organization?tz=${tz}`] },
   })
   // Every answer a 200 of the expected size before anything is timed.
   for (const tz of zones) {
@@ -96,7 +101,7 @@ try {
   const rows: string[] = []
   const summary: string[] = []
   for (const tz of zones) {
-    const means: Record<Name, number[]> = { single: [], 'batch small': [], 'batch large': [], 'rollup small': [], 'rollup large': [] }
+    const means: Record<Name, number[]> = { single: [], 'batch small': [], 'batch large': [], 'rollup small': [], 'rollup large': [], 'rollup wide': [] }
     const cases = scenarios(tz)
     for (let round = 0; round < ROUNDS; round++) {
       const order = Object.keys(cases) as Name[]
@@ -108,10 +113,10 @@ try {
         means[name].push(1000 / m.requestsPerSecond)
       }
     }
-    const [single, batchSmall, batchLarge, rollupSmall, rollupLarge] = (['single', 'batch small', 'batch large', 'rollup small', 'rollup large'] as Name[]).map(name => median(means[name])!)
-    rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** | ${rollupSmall!.toFixed(3)} | ${rollupLarge!.toFixed(3)} | **${(rollupSmall! / single!).toFixed(2)}** | **${(rollupLarge! / single!).toFixed(2)}** |`)
+    const [single, batchSmall, batchLarge, rollupSmall, rollupLarge, rollupWide] = (['single', 'batch small', 'batch large', 'rollup small', 'rollup large', 'rollup wide'] as Name[]).map(name => median(means[name])!)
+    rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** | ${rollupSmall!.toFixed(3)} | ${rollupLarge!.toFixed(3)} | ${rollupWide!.toFixed(3)} | **${(rollupSmall! / single!).toFixed(2)}** | **${(rollupLarge! / single!).toFixed(2)}** | **${(rollupWide! / single!).toFixed(2)}** |`)
     console.log(rows.at(-1))
-    summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}, rollup ÷ single ${(rollupSmall! / single!).toFixed(2)} (small org), ${(rollupLarge! / single!).toFixed(2)} (large org)`)
+    summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}, rollup ÷ single ${(rollupSmall! / single!).toFixed(2)} (small org), ${(rollupLarge! / single!).toFixed(2)} (large org), ${(rollupWide! / single!).toFixed(2)} (wide org)`)
   }
   await service.child.stop()
   const stamp = new Date().toISOString().replace(/:/g, '').slice(0, 15).replace('T', '-')
@@ -119,10 +124,10 @@ try {
   writeFileSync(join(import.meta.dirname, 'results', `${stamp}-dashboard.md`), [
     `# Dashboard bench, ${new Date().toISOString()}`,
     '',
-    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' time per request (1 connection: 1 / throughput). Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5; the rollup of the small and the large organization (each of ${JOBS} jobs) against one single-job call.`,
+    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' time per request (1 connection: 1 / throughput). Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5; the rollup of the small and the large organization (each of ${JOBS} jobs) and of the wide one (${WIDE_JOBS.toLocaleString('en')} jobs of ${WIDE.toLocaleString('en')} screens) against one single-job call (targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 and 5M).`,
     '',
-    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup small ÷ single | rollup large ÷ single |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup wide org, ms | rollup small ÷ single | rollup large ÷ single | rollup wide ÷ single |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ].join('\n'))

@@ -24,7 +24,7 @@ const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (app, { cursorSecr
   await app.register(getJobRoute)
   await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules })
   await app.register(jobsAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
-  await app.register(organizationAnalyticsRoute, { upgradeUrl, zoneRules })
+  await app.register(organizationAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
   await app.register(listJobsRoute, { cursorSecret })
 }
 

@@ -8,6 +8,7 @@ import type { SqlReader } from '../../src/db/rows.js'
 import type { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
 import { analyticsVersion, jobAnalytics } from '../../src/jobs/analytics/read.js'
 import { jobsAnalyticsText, jobsAnalyticsVersions } from '../../src/jobs/dashboard/read-jobs-analytics.js'
+import { organizationAnalyticsText, organizationAnalyticsVersion } from '../../src/jobs/dashboard/read-organization-analytics.js'
 import { findJob } from '../../src/jobs/job/find.js'
 import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
@@ -57,6 +58,9 @@ await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB
 await capture('jobsAnalyticsText', async r => await jobsAnalyticsText(r, ORG, [JOB, ORG], { rules, screensReadMax: 500 }))
 await capture('jobsAnalyticsText, a range', async r => await jobsAnalyticsText(r, ORG, [JOB], { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
 await capture('jobsAnalyticsVersions', async r => await jobsAnalyticsVersions(r, ORG, [JOB, ORG]))
+await capture('organizationAnalyticsText', async r => await organizationAnalyticsText(r, { organizationId: ORG }, { rules, screensReadMax: 500 }))
+await capture('organizationAnalyticsText, filtered, a range', async r => await organizationAnalyticsText(r, { organizationId: ORG, statuses: ['active', 'paused'], userId: JOB }, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
+await capture('organizationAnalyticsVersion', async r => await organizationAnalyticsVersion(r, { organizationId: ORG }))
 await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
 await capture('analyticsVersion, with the rules', async r => await analyticsVersion(r, ORG, JOB, rules))
 await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))

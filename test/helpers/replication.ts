@@ -31,15 +31,18 @@ export function replicationTools (): { bindir: string } | { missing: string } {
 /** A cluster of our own: `initdb`, optionally its next transaction id set (`pg_resetwal -x`), started. */
 export interface Cluster {
   url: (database: string) => string
+  /** The server's log file. */
+  log: string
   close: () => Promise<void>
 }
 
 /**
  * A fresh cluster, as after `initdb` on a new server; with `nextXid` (a multiple of 1,048,576,
  * the first transaction of a pg_xact segment, as pg_resetwal's documentation asks), its
- * transaction ids start there instead of a few hundred.
+ * transaction ids start there instead of a few hundred; with `settings`, lines added to its
+ * postgresql.conf.
  */
-export async function startCluster (bindir: string, { nextXid }: { nextXid?: bigint } = {}): Promise<Cluster> {
+export async function startCluster (bindir: string, { nextXid, settings = [] }: { nextXid?: bigint, settings?: string[] } = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'screening-cluster-'))
   const asRoot = process.getuid?.() === 0
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })))
@@ -57,13 +60,13 @@ export async function startCluster (bindir: string, { nextXid }: { nextXid?: big
     await tool('initdb', ['-A', 'trust', '-U', 'postgres', '-D', data, '--no-sync'])
     if (nextXid !== undefined) await tool('pg_resetwal', ['-x', String(nextXid), '-D', data])
     appendFileSync(join(data, 'postgresql.conf'), [`port = ${port}`, "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${dir}'`,
-      'fsync = off', 'synchronous_commit = off', 'max_connections = 30', 'shared_buffers = 32MB', ''].join('\n'))
+      'fsync = off', 'synchronous_commit = off', 'max_connections = 30', 'shared_buffers = 32MB', ...settings, ''].join('\n'))
     await tool('pg_ctl', ['-D', data, '-l', `${data}.log`, '-w', '-t', '30', 'start'])
   } catch (error) {
     await close()
     throw error
   }
-  return { url: database => `postgresql://postgres@127.0.0.1:${port}/${database}`, close }
+  return { url: database => `postgresql://postgres@127.0.0.1:${port}/${database}`, log: `${data}.log`, close }
 }
 
 export interface ReplicatedPair {

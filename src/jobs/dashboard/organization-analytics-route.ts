@@ -11,6 +11,7 @@ import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
 import { analyticsBody } from '../analytics/body.js'
 import { askHook } from '../analytics/ask-hook.js'
+import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
 import { organizationAnalyticsText, organizationAnalyticsVersion, type JobSelection, type RollupText } from './read-organization-analytics.js'
 
@@ -21,7 +22,7 @@ export const rollupBody = (rollup: RollupText, range?: { from: string, to: strin
   `{"job_count":${rollup.jobCount},"average_score":${rollup.averageScore ?? 'null'},` + analyticsBody(rollup, range).slice(1)
 
 /** GET /api/analytics/organization (Pro): the selected jobs' screens as one job's, one statement. */
-const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, zoneRules }) => {
+const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
   const { rules } = zoneRules
   const readAsk = askHook(app, rules)
 
@@ -57,7 +58,7 @@ const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string
       if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
     }
     await zoneRules.ready()
-    const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}) }))
+    const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }))
       .catch(rulesMissingAs503(zoneRules, request.log))
     return reply.header('etag', etagAt(rollup.version)).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(rollupBody(rollup, range))

@@ -37,42 +37,58 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
  * The selection's version: which jobs it holds, and the versions of their figures (one sum,
  * maximum and XOR over all their summary rows and unfolded deltas, as one job's: jobs/analytics/read.ts).
  */
-const SELECTION_VERSION = PrismaSql.sql`(SELECT count(*) || ':' || coalesce(md5(string_agg(j.id::text, ',' ORDER BY j.id)), '') FROM selected j)
-      || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM selected j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`
+const SELECTION_VERSION = (selected: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(md5(string_agg(j.id::text, ',' ORDER BY j.id)), '') FROM ${selected} j)
+      || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`
 
 /**
- * The rollup of the selected jobs: every screen of theirs counted by status, the mean of the
- * scored completions, and the completions binned by local week (only `weeks`' when given), all
- * from the screens (an index-only scan of `(job_id, status, completed_at, score)`): exact, the
- * averages dividing exact numeric sums as a single job's do (averageOf). Throws
+ * The rollup of the selected jobs, as one job's figures: the counts and the overall mean from
+ * each job's summaries and unfolded deltas, the completions by local week (only `weeks`' when
+ * given) from the summaries of each job above `screensReadMax` completions
+ * (job_completion_weeks_in_zone, which the single job's bins read: its exact sums per week) and
+ * from the screens of each smaller one (as SMALL_JOB_BINS), summed over the jobs per week and
+ * divided once (averageOf): exact, never an average of the jobs' averages. Throws
  * ZoneRulesMissing when the database lacks the zone's rules.
  */
-export async function organizationAnalyticsText (reader: SqlReader, selection: JobSelection, options: Pick<AnalyticsOptions, 'rules' | 'weeks'>): Promise<RollupText> {
+export async function organizationAnalyticsText (reader: SqlReader, selection: JobSelection, options: AnalyticsOptions): Promise<RollupText> {
   const { rules, weeks } = options
+  const screensReadMax = options.screensReadMax ?? 0
   const [row] = await reader.rows(RollupRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone})),
-    selected AS MATERIALIZED (${SELECTED(selection)}),
-    counts AS (
-      SELECT count(*) FILTER (WHERE s.status = 'completed')::int AS completed, count(*) FILTER (WHERE s.status = 'in_progress')::int AS in_progress,
-             count(*) FILTER (WHERE s.status = 'expired')::int AS expired,
-             count(s.score) FILTER (WHERE s.status = 'completed') AS scored,
-             coalesce(sum(s.score::text::numeric) FILTER (WHERE s.status = 'completed'), 0) AS score_sum
-      FROM selected j JOIN screens s ON s.job_id = j.id
+    found AS MATERIALIZED (SELECT ${RULES_FOUND(rules)} AS rules_found),
+    jobs_figures AS MATERIALIZED (
+      SELECT j.id, st.completed, st.in_progress, st.expired, st.scored, st.score_sum
+      FROM (${SELECTED(selection)}) j
+      CROSS JOIN LATERAL (
+        SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
+               coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum
+        FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, scored, score_sum, `)}) c
+      ) st
     ),
-    weeks AS (
-      SELECT date_trunc('week', zone_local_time(s.completed_at, rules.transitions, rules.offsets)) AS week, count(*)::int AS completed,
-             count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum
-      FROM rules, selected j JOIN screens s ON s.job_id = j.id AND s.status = 'completed'
-      GROUP BY 1
+    parts AS (
+      SELECT w.week, w.completed, w.scored, w.score_sum
+      FROM found, jobs_figures j
+      CROSS JOIN LATERAL job_completion_weeks_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp) w
+      WHERE found.rules_found AND j.completed > ${screensReadMax}::int
+      UNION ALL
+      SELECT date_trunc('week', zone_local_time(s.completed_at, rules.transitions, rules.offsets)), 1, (s.score IS NOT NULL)::int, s.score::text::numeric
+      FROM rules, jobs_figures j JOIN screens s ON s.job_id = j.id AND s.status = 'completed'
+      WHERE j.completed <= ${screensReadMax}::int
+    ),
+    week_sums AS (
+      SELECT p.week, sum(p.completed)::int AS completed, sum(p.scored)::int AS scored, coalesce(sum(p.score_sum), 0) AS score_sum
+      FROM parts p
+      ${weeks !== undefined ? PrismaSql.sql`WHERE p.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : PrismaSql.empty}
+      GROUP BY p.week
     )
-    SELECT found.rules_found, (SELECT count(*) FROM selected)::int AS job_count, counts.completed, counts.in_progress, counts.expired,
-           ${averageOf(PrismaSql.sql`counts.score_sum`, PrismaSql.sql`counts.scored`)}::text AS average,
+    SELECT found.rules_found, (SELECT count(*) FROM jobs_figures)::int AS job_count,
+           t.completed::int AS completed, t.in_progress::int AS in_progress, t.expired::int AS expired,
+           ${averageOf(PrismaSql.sql`t.score_sum`, PrismaSql.sql`t.scored`)}::text AS average,
            (SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
                                     || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
-            FROM weeks w
-            ${weeks !== undefined ? PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : PrismaSql.empty}) AS bins,
-           ${SELECTION_VERSION} AS version
-    FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found, counts`)
+            FROM week_sums w) AS bins,
+           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`)} AS version
+    FROM found, (SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
+                        coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum FROM jobs_figures) t`)
   if (!row!.rules_found) throw new ZoneRulesMissing(rules)
   const { job_count: jobCount, completed, in_progress: inProgress, expired, average, bins, version } = row!
   return { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version }
@@ -82,6 +98,6 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
 export async function organizationAnalyticsVersion (reader: SqlReader, selection: JobSelection): Promise<string> {
   const [row] = await reader.rows(VersionRow, PrismaSql.sql`
     WITH selected AS MATERIALIZED (${SELECTED(selection)})
-    SELECT ${SELECTION_VERSION} AS version`)
+    SELECT ${SELECTION_VERSION(PrismaSql.sql`selected`)} AS version`)
   return row!.version
 }

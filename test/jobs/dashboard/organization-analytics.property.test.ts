@@ -13,9 +13,10 @@ import { referenceRollup, type ReferenceRollup } from '../../helpers/rollup-refe
 // zones, random writes between calls (screens added, completed, deleted and moved between
 // jobs, jobs changing state or organization), random filters, zone and range: every rollup
 // equals the computation of tests/helpers/rollup-reference.ts from the raw rows, and never
-// counts the other organization's screens.
+// counts the other organization's screens. ANALYTICS_SCREENS_READ_MAX is 3: a job's weeks
+// come from its screens or its summaries as it grows, both in one rollup.
 
-const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '1000000' } })
+const { app, prisma } = await buildTestApp(t, { env: { ANALYTICS_SCREENS_READ_MAX: '3', RATE_LIMIT_MAX: '1000000' } })
 const home = await createTenant(prisma, { plan: 'pro' })
 const away = await createTenant(prisma, { plan: 'pro' })
 const second = await createUser(prisma, { organizationId: home.organizationId, email: `second-${home.organizationId}@example.test`, name: 'Second' })
@@ -71,7 +72,7 @@ const same = (got: ReferenceRollup, want: ReferenceRollup): boolean => {
     weeks.every((w, i) => w.week === wantWeeks[i]!.week && w.count === wantWeeks[i]!.count && sameMean(w.average_score, wantWeeks[i]!.average_score))
 }
 
-const figures = { rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0 }
+const figures = { rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0, fromSummaries: 0 }
 t.test('every rollup equals the computation from the raw rows', async t => {
   await checkProperty(t, 'organization rollup', arb, async ({ writes, statuses, user, tz, range }) => {
     for (const w of writes) await apply(w)
@@ -88,7 +89,10 @@ t.test('every rollup equals the computation from the raw rows', async t => {
     figures.screens += got.total_interviews
     figures.weeks += got.average_score_by_week.length
     if (statuses !== undefined || userId !== undefined) figures.filtered++
+    // Jobs of the organization whose weeks the rollup read from their summaries (above 3 completions).
+    const large = await prisma.screen.groupBy({ by: ['jobId'], where: { status: 'completed', job: { organizationId: home.organizationId } }, _count: true })
+    figures.fromSummaries += large.filter(g => g._count > 3).length
     figures.awayScreens += await prisma.screen.count({ where: { job: { organizationId: away.organizationId } } })
   }, 100)
-  t.comment(`property figures: organization rollup: ${figures.rollups} rollups (${figures.filtered} filtered), ${figures.screens} screens counted, ${figures.weeks} weekly bins; the other organization held ${figures.awayScreens} screens over the calls, never counted`)
+  t.comment(`property figures: organization rollup: ${figures.rollups} rollups (${figures.filtered} filtered), ${figures.screens} screens counted, ${figures.weeks} weekly bins, ${figures.fromSummaries} jobs' weeks from their summaries; the other organization held ${figures.awayScreens} screens over the calls, never counted`)
 })
