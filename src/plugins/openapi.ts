@@ -73,7 +73,7 @@ export default fp(async function openapiPlugin (app: FastifyInstance, { publicUr
       ...(publicUrl === undefined ? {} : { servers: [{ url: publicUrl, description: 'This deployment (production)', 'x-internal': false } as { url: string, description: string }] }),
       tags: [
         { name: 'Jobs', description: 'Jobs of the caller\'s organization, with their counts and scores.' },
-        { name: 'Analytics', description: 'Completion and score analytics of a job. Pro plan only.' },
+        { name: 'Analytics', description: 'Completion and score analytics of a job, of many jobs in one call, and of the whole organization. Pro plan only.' },
         { name: 'Account', description: 'The caller: user, organization, subscription and entitlements.' },
         { name: 'Webhooks', description: 'Endpoints the service POSTs the organization\'s job changes to, and their deliveries. The events are in `webhooks`.' },
       ],

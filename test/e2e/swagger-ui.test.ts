@@ -28,8 +28,8 @@ async function authorize (page: Page, key: string): Promise<void> {
 
 interface Rendered { op: Locator, status: string, body: string, curl: string }
 
-/** Expands the operation, fills `jobId`, clicks Execute and reads the rendered server response. */
-async function execute (page: Page, tag: string, operationId: string, jobId: string): Promise<Rendered> {
+/** Expands the operation, fills `jobId` (when given; else the examples stay), clicks Execute and reads the rendered server response. */
+async function execute (page: Page, tag: string, operationId: string, jobId?: string): Promise<Rendered> {
   const op = page.locator(`#operations-${tag}-${operationId}`)
   const summary = op.locator('.opblock-summary-control')
   // deepLinking re-expands the last opened operation after a reload: a click would collapse it.
@@ -41,7 +41,7 @@ async function execute (page: Page, tag: string, operationId: string, jobId: str
   const clear = op.locator('.btn-clear')
   if (await clear.count() > 0) await clear.click()
   await op.locator('.live-responses-table').waitFor({ state: 'detached' })
-  await op.locator('tr[data-param-name="jobId"][data-param-in="path"] input[placeholder="jobId"]').fill(jobId)
+  if (jobId !== undefined) await op.locator('tr[data-param-name="jobId"][data-param-in="path"] input[placeholder="jobId"]').fill(jobId)
   await op.locator('.btn.execute').click()
   const row = op.locator('.live-responses-table tbody tr.response').first()
   await row.waitFor()
@@ -96,6 +96,19 @@ t.test('Swagger UI: authorize, try getJob and getJobAnalytics, persist, switch t
     await shoot(r, 'analytics-200.png')
     t.equal(r.status, '200', 'the live response shows 200')
     t.match(r.body, '"completion_rate"')
+  })
+
+  await t.test('Try it out: the dashboard operations with their prefilled examples', async t => {
+    const batch = await execute(page, 'Analytics', 'getJobsAnalytics')
+    await shoot(batch, 'jobs-analytics-200.png')
+    t.equal(batch.status, '200', 'many jobs: the live response shows 200')
+    t.match(batch.body, `"job_id": "${server.sampleJobId}"`)
+    t.match(batch.body, '"code": "not_found"', 'the example\'s second id is no job: its entry says so')
+    const rollup = await execute(page, 'Analytics', 'getOrganizationAnalytics')
+    await shoot(rollup, 'organization-analytics-200.png')
+    t.equal(rollup.status, '200', 'the organization: the live response shows 200')
+    t.match(rollup.body, /"job_count": [1-9]/)
+    t.match(rollup.curl, 'job_status=active&job_status=paused', 'the example\'s states sent as a repeated parameter')
   })
 
   await t.test('the authorization survives a reload (persistAuthorization)', async t => {
