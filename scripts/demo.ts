@@ -8,6 +8,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { Webhook } from 'standardwebhooks'
+import { onStopSignals } from '../src/stop-signals.js'
 
 const USAGE = `usage: npm run demo -- <command> [options]
 
@@ -53,12 +54,13 @@ async function receive (): Promise<void> {
   secret = endpoint.secret
   console.log(`endpoint ${endpoint.id} registered at ${api}; its signing secret ${secret}`)
   const stop = async (): Promise<void> => {
-    await fetch(`${api}/api/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: { authorization: headers.authorization } }).catch(() => {})
-    console.log(`endpoint ${endpoint.id} deleted`)
+    const deleted = await fetch(`${api}/api/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: { authorization: headers.authorization }, signal: AbortSignal.timeout(5_000) })
+      .then(res => res.status === 204 ? 'deleted' : `not deleted (${res.status})`, (error: unknown) => `not deleted (${(error as Error).message})`)
+    console.log(`endpoint ${endpoint.id} ${deleted}`)
     process.exit(0)
   }
-  process.once('SIGINT', () => { void stop() })
-  process.once('SIGTERM', () => { void stop() })
+  // The server's stop-signals.ts says why: one Ctrl-C arrives two or three times under npm.
+  onStopSignals(() => { void stop() })
   const test = await (await fetch(`${api}/api/webhook_endpoints/${endpoint.id}/test`, { method: 'POST', headers, body: '{}' })).json() as { delivered: boolean, status_code: number | null, error: string | null, duration_ms: number }
   console.log(`test event: ${test.delivered ? `delivered (${test.status_code}, ${test.duration_ms} ms)` : `not delivered: ${test.error}`}`)
   console.log('waiting for events: in another terminal, npm run demo -- complete-screen')

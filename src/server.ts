@@ -5,6 +5,7 @@ import { checkServingConfig, ConfigError, loadConfig } from './config.js'
 import { DataDirInUse } from './db/data-dir-claim.js'
 import { openDatabase } from './db/open-database.js'
 import { existingDemoData, seedDemoData } from './demo/seed.js'
+import { onStopSignals, STOP_SIGNALS } from './stop-signals.js'
 
 // The supported runtimes: Node 22.12 and later (pg-boss's floor; the image runs 24). An older
 // one is named at start rather than refused: it may work, and no one is told why it would not.
@@ -20,10 +21,13 @@ async function main (): Promise<void> {
   const demo = database.kind === 'embedded' && database.created ? await seedDemoData(database.prisma) : undefined
   const app = await buildApp({ config, database })
 
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  const grace = closeWithGrace({ delay: 10_000, skip: [...STOP_SIGNALS] }, async ({ err }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an error')
-    else app.log.info({ signal }, 'closing')
     await app.close()
+  })
+  onStopSignals(signal => {
+    app.log.info({ signal }, 'closing')
+    void grace.close()
   })
 
   await app.listen({ host: config.HOST, port: config.PORT })

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 import { startServer } from './helpers/server-process.js'
 
@@ -26,4 +29,20 @@ t.test('a first start creates, migrates and seeds the embedded database and prin
   const pasted = await fetch(curl![2]!, { headers: { authorization: curl![1]!.replace(/^Authorization: /, '') } })
   t.equal(pasted.status, 200, 'the printed curl line works')
   t.equal(await server.stop('SIGTERM'), 0, 'SIGTERM closes cleanly')
+})
+
+// Ctrl-C in a terminal signals its whole process group, and npm and tsx relay it again: the
+// server got two or three SIGINTs within milliseconds and exited at once ("second SIGINT,
+// exiting"), skipping the drain and the database's close. One Ctrl-C is one stop.
+t.test('Ctrl-C on `npm start` (SIGINT to its process group) closes once, cleanly: the data directory released', async t => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'screening-ctrl-c-'))
+  const server = await startServer(t, {}, { command: ['npm', 'start'], group: true, dataDir })
+  const socket = join(dataDir, '.s.PGSQL.5432')
+  t.ok(existsSync(socket), 'the running server owns the directory (its socket)')
+  await server.stop('SIGINT')
+  const deadline = Date.now() + 15_000
+  while (existsSync(socket) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+  t.notMatch(server.output(), /second SIG|killed by timeout/, 'one stop, not an exit on a "second" signal')
+  t.notOk(existsSync(socket), 'the socket removed: the database closed and the directory released')
+  t.notOk(existsSync(join(dataDir, 'owner.json')), 'and its owner file')
 })

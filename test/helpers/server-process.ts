@@ -25,6 +25,8 @@ export interface StartOptions {
   cwd?: string
   /** The embedded database's directory: a new one by default; a former run's to restart it. */
   dataDir?: string
+  /** Its own process group, as a terminal runs it: `stop` signals the whole group, as Ctrl-C does. */
+  group?: boolean
 }
 
 /**
@@ -38,14 +40,16 @@ export async function startServer (t: Teardown, env: Record<string, string> = {}
   const child = spawn(program!, args, {
     env: { ...inherited, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group === true,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   })
   let out = ''
   child.stdout!.on('data', (c: Buffer) => { out += c.toString() })
   child.stderr!.on('data', (c: Buffer) => { out += c.toString() })
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+  const signal = (name: NodeJS.Signals): void => { try { process.kill(options.group === true ? -child.pid! : child.pid!, name) } catch {} }
   t.teardown(async () => {
-    if (child.exitCode === null) { child.kill('SIGKILL'); await exited }
+    if (child.exitCode === null) { signal('SIGKILL'); await exited } else if (options.group === true) signal('SIGKILL')
     rmSync(dataDir, { recursive: true, force: true })
   })
   const started = Date.now()
@@ -60,6 +64,6 @@ export async function startServer (t: Teardown, env: Record<string, string> = {}
     docsUrl: /API docs: +(\S+)/.exec(out)![1]!,
     keys,
     sampleJobId: /\/api\/jobs\/([0-9a-f-]{36})/.exec(out)![1]!,
-    stop: async (signal = 'SIGTERM') => { child.kill(signal); return await exited },
+    stop: async (name = 'SIGTERM') => { signal(name); return await exited },
   }
 }
