@@ -5,7 +5,7 @@
 // circle of folders can form); no file imports itself back through others. Type-only imports
 // count: they tie the code together as much as the others.
 const LAYERS = [
-  { name: 'foundation', path: '^src/(config|errors|error-codes|limits|version|signed-json)\\.ts$' },
+  { name: 'foundation', path: '^src/(config|errors|error-codes|limits|version|signed-json|stop-signals)\\.ts$' },
   { name: 'db', path: '^src/db/' },
   { name: 'auth and zones', path: '^src/(auth|zones)/', folders: ['auth', 'zones'] },
   { name: 'schemas', path: '^src/schemas/' },

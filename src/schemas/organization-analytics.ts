@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AnalyticsQuery, JobAnalyticsSchema, WeekBinSchema } from './analytics.js'
 import { JOB_STATUSES } from './job.js'
+import { CompareQuery, PeriodComparison } from './period-comparison.js'
 import { Count, Nullable, StringEnum, Uuid } from './types.js'
 
 // The organization's rollup (GET /api/analytics/organization): the single job's figures over
@@ -15,6 +16,7 @@ export const OrganizationAnalyticsQuery = Type.Object({
   })),
   user_id: Type.Optional(Uuid({ description: 'Only the jobs of this recruiter (the job\'s owner, `user_id` of GET /api/jobs/{jobId}). A user of no job, or of another organization, gives an empty rollup.' })),
   ...AnalyticsQuery.properties,
+  ...CompareQuery,
 }, { additionalProperties: false })
 
 const { properties: single } = JobAnalyticsSchema
@@ -26,6 +28,7 @@ export const OrganizationAnalyticsSchema = Type.Object({
   average_score_by_week: Type.Array(Type.Ref(WeekBinSchema), { maxItems: 10000, description: 'Completed screens of every selected job binned by the Monday of their completion week in `tz`, ascending: `count` all of them, `average_score` the mean of the scored ones (each screen weighs one). Weeks with none are omitted, except inside a `from`/`to` range, where every week appears.' }),
   interviews_by_status: single.interviews_by_status,
   total_interviews: Count({ description: 'All screens of the selected jobs.' }),
+  ...PeriodComparison,
 }, {
   $id: 'OrganizationAnalytics',
   title: 'OrganizationAnalytics',
@@ -40,6 +43,7 @@ export const ORGANIZATION_ANALYTICS_DESCRIPTION = [
   '',
   '- Every figure is computed over the selected jobs\' screens themselves, as if they were one job\'s: the rate over all screens, the averages over all scored completions (never an average of the jobs\' averages).',
   '- `average_score` is the mean over every scored completed screen; `average_score_by_week` bins as the single job\'s, with `tz`, `from` and `to` as it takes them; `completion_rate`, `interviews_by_status` and `total_interviews` describe the selected jobs whole, whatever the range.',
+  '- `compare=previous_period` (with `from` and `to`) adds `period` (the range\'s completions and their mean), `previous` (the same for the range moved back by as many whole weeks as it spans, weeks aligned, with its bins) and `change` (the differences).',
   '- Read in one snapshot of the database.',
   '',
   'Send the `ETag` back in `If-None-Match` to get a 304 while no selected job\'s screens changed and the selection is the same: answered from a version of the jobs\' figures, without computing them.',

@@ -55,6 +55,7 @@ await capture('changesPage, without analytics, from a cursor', async r => await 
 await capture('quietSince', async r => await quietSince(r, [{ organizationId: ORG, since: since.seen }]))
 await capture('jobAnalytics', async r => await jobAnalytics(r, ORG, JOB, { rules, screensReadMax: 500 }))
 await capture('jobAnalytics, a range', async r => await jobAnalytics(r, ORG, JOB, { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
+await capture('organizationAnalyticsText, compared with the previous period', async r => await organizationAnalyticsText(r, { organizationId: ORG }, { rules, weeks: { first: '2025-11-03', last: '2026-03-02' }, splitAt: '2026-01-05' }))
 await capture('jobsAnalyticsText', async r => await jobsAnalyticsText(r, ORG, [JOB, ORG], { rules, screensReadMax: 500 }))
 await capture('jobsAnalyticsText, a range', async r => await jobsAnalyticsText(r, ORG, [JOB], { rules, weeks: { first: '2026-01-05', last: '2026-03-02' } }))
 await capture('jobsAnalyticsVersions', async r => await jobsAnalyticsVersions(r, ORG, [JOB, ORG]))

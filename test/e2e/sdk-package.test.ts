@@ -110,12 +110,14 @@ t.test('the partner program: every operation, pages of 1, typed 403 and 404, a 3
   t.match(out, /^all checks passed$/m)
 })
 
-t.test('the dashboard example: a page of jobs, then their analytics in one call, then the organization\'s', async t => {
+t.test('the dashboard example: a page of jobs, then their analytics in one call, then the organization\'s, then its last weeks beside the weeks before', async t => {
   const out = mustRun(t, process.execPath, ['dist/dashboard.js'], { cwd: project, env })
   const lines = out.trim().split('\n')
+  const period = lines.pop()
   const organization = lines.pop()
   t.ok(lines.length > 0 && lines.every(line => /: \d+% of \d+ screens completed; latest week (\d{4}-\d\d-\d\d|none), average /.test(line)), `one line per job:\n${out}`)
   t.match(organization, /^organization: \d+ active jobs, \d+% of \d+ screens completed, average score (\d+\.\d|-)$/, 'then the organization\'s line')
+  t.match(period, /^last 28 days: \d+ completed \([+-]\d+ against the \d{4}-\d\d-\d\d\.\.\d{4}-\d\d-\d\d before\), average (\d+\.\d|-) \(([+-]\d+\.\d|no change to tell)\)$/, 'then its last 28 days (their weeks) beside the weeks before')
 })
 
 t.test('every TypeScript example of the README runs', async t => {

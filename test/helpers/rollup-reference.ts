@@ -34,6 +34,9 @@ export interface ReferenceRollup {
   average_score_by_week: Array<{ week: string, average_score: number | null, count: number }>
   interviews_by_status: { completed: number, in_progress: number, expired: number }
   total_interviews: number
+  period?: { from: string, to: string, completed: number, average_score: number | null }
+  previous?: { from: string, to: string, completed: number, average_score: number | null, average_score_by_week: Array<{ week: string, average_score: number | null, count: number }> }
+  change?: { completed: number, average_score: number | null }
 }
 
 const mondays = (from: string, to: string, mondayOf: (ms: number) => string): string[] => {
@@ -42,8 +45,14 @@ const mondays = (from: string, to: string, mondayOf: (ms: number) => string): st
   return out
 }
 
-/** The rollup of `organizationId`'s jobs (of `statuses`, of `userId`), as the rows are now. */
-export async function referenceRollup (prisma: Prisma, organizationId: string, options: { tz?: string, range?: { from: string, to: string }, statuses?: string[], userId?: string }): Promise<ReferenceRollup> {
+/** (a/n - b/m) exactly, as the nearest double: (a·m − b·n) / (n·m). */
+const difference = (a: Decimal, n: number, b: Decimal, m: number): number | null => {
+  if (n === 0 || m === 0) return null
+  return mean(add({ digits: a.digits * BigInt(m), exp: a.exp }, { digits: -b.digits * BigInt(n), exp: b.exp }), n * m)
+}
+
+/** The rollup of `organizationId`'s jobs (of `statuses`, of `userId`), as the rows are now; `compare`: with the range's previous period. */
+export async function referenceRollup (prisma: Prisma, organizationId: string, options: { tz?: string, range?: { from: string, to: string }, statuses?: string[], userId?: string, compare?: boolean }): Promise<ReferenceRollup> {
   const jobs = (await prisma.job.findMany({ where: { organizationId }, select: { id: true, status: true, userId: true } }))
     .filter(j => (options.statuses === undefined || options.statuses.includes(j.status)) && (options.userId === undefined || j.userId === options.userId))
   const screens = await prisma.screen.findMany({ where: { jobId: { in: jobs.map(j => j.id) } }, select: { status: true, score: true, completedAt: true } })
@@ -72,6 +81,28 @@ export async function referenceRollup (prisma: Prisma, organizationId: string, o
   const binned = range === undefined
     ? [...weeks.keys()].sort().map(bin)
     : mondays(range.from, range.to, mondayOf).map(bin)
+  // The previous period: the range moved back by 7 days per week it overlaps, by date arithmetic of its own.
+  const shift = (day: string, weeks: number): string => new Date(Date.parse(`${day}T00:00:00Z`) - weeks * 7 * 86_400_000).toISOString().slice(0, 10)
+  const totals = (list: string[]) => {
+    let total = ZERO
+    let n = 0
+    let completed = 0
+    for (const week of list) { const b = weeks.get(week); if (b !== undefined) { completed += b.count; n += b.scored; total = add(total, b.sum) } }
+    return { completed, n, total }
+  }
+  let comparison = {}
+  if (options.compare === true && range !== undefined) {
+    const current = mondays(range.from, range.to, mondayOf)
+    const previous = { from: shift(range.from, current.length), to: shift(range.to, current.length) }
+    const earlier = mondays(previous.from, previous.to, mondayOf)
+    const c = totals(current)
+    const p = totals(earlier)
+    comparison = {
+      period: { ...range, completed: c.completed, average_score: mean(c.total, c.n) },
+      previous: { ...previous, completed: p.completed, average_score: mean(p.total, p.n), average_score_by_week: earlier.map(bin) },
+      change: { completed: c.completed - p.completed, average_score: difference(c.total, c.n, p.total, p.n) },
+    }
+  }
   return {
     job_count: jobs.length,
     average_score: mean(sum, scored),
@@ -80,5 +111,6 @@ export async function referenceRollup (prisma: Prisma, organizationId: string, o
     average_score_by_week: binned,
     interviews_by_status: byStatus,
     total_interviews: total,
+    ...comparison,
   }
 }

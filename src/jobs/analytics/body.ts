@@ -40,7 +40,7 @@ function binsAsObjects (bins: string | null): string {
 }
 
 /** Every week of the range, in order: the statement's bins (only the range's), zero where it has none. */
-function zeroFilledBins (bins: string | null, from: string, to: string): string {
+export function zeroFilledBins (bins: string | null, from: string, to: string): string {
   const found = eachBin(bins)
   let next = found.next()
   const out: string[] = []

@@ -11,8 +11,17 @@ import { RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type
 /** Which of the organization's jobs a rollup covers. */
 export interface JobSelection { organizationId: string, statuses?: string[], userId?: string }
 
+/** A period's completions and their mean, as PostgreSQL wrote it. */
+export interface PeriodText { completed: number, averageScore: string | null }
+
+/** compare=previous_period's figures: the range's, the previous range's (with its bins), the exact difference of their means. */
+export interface ComparisonText { period: PeriodText, previous: PeriodText & { bins: string | null }, averageChange: string | null }
+
 /** The rollup's figures: the single job's, with the jobs counted and the overall average as PostgreSQL wrote it. */
-export interface RollupText extends AnalyticsText { jobCount: number, averageScore: string | null }
+export interface RollupText extends AnalyticsText { jobCount: number, averageScore: string | null, comparison?: ComparisonText }
+
+/** A rollup's options: the single job's, and the Monday that splits `weeks` into the previous period's and the range's. */
+export interface RollupOptions extends AnalyticsOptions { splitAt?: string }
 
 const RollupRow = Type.Object({
   rules_found: Type.Boolean(),
@@ -23,6 +32,12 @@ const RollupRow = Type.Object({
   average: OrNull(Type.String()),
   bins: OrNull(Type.String()),
   version: Type.String(),
+  previous_bins: Type.Optional(OrNull(Type.String())),
+  period_completed: Type.Optional(Type.Integer()),
+  period_average: Type.Optional(OrNull(Type.String())),
+  previous_completed: Type.Optional(Type.Integer()),
+  previous_average: Type.Optional(OrNull(Type.String())),
+  average_change: Type.Optional(OrNull(Type.String())),
 })
 const VersionRow = Type.Object({ version: Type.String() })
 
@@ -40,6 +55,23 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
 const SELECTION_VERSION = (selected: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(md5(string_agg(j.id::text, ',' ORDER BY j.id)), '') FROM ${selected} j)
       || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`
 
+/** Bins as text (`[["YYYY-MM-DD",count,average],…]`, ascending), of the week sums `where` keeps. */
+const BINS_TEXT = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
+                                    || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
+            FROM week_sums w WHERE ${where})`
+
+/**
+ * compare's columns: the week sums before `splitAt` are the previous period's, the others the
+ * range's; the change of means exact, as one fraction (s₁·n₂ − s₂·n₁) / (n₁·n₂), then rounded once.
+ */
+const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
+    SELECT ${BINS_TEXT(PrismaSql.sql`w.week < ${splitAt}::timestamp`)} AS previous_bins,
+           cur.completed AS period_completed, ${averageOf(PrismaSql.sql`cur.score_sum`, PrismaSql.sql`cur.scored`)}::text AS period_average,
+           prev.completed AS previous_completed, ${averageOf(PrismaSql.sql`prev.score_sum`, PrismaSql.sql`prev.scored`)}::text AS previous_average,
+           ((trim_scale(cur.score_sum) * prev.scored - trim_scale(prev.score_sum) * cur.scored) / nullif(cur.scored::numeric * prev.scored, 0))::float8::text AS average_change
+    FROM ${SIDE(PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} cur, ${SIDE(PrismaSql.sql`w.week < ${splitAt}::timestamp`)} prev`
+const SIDE = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT coalesce(sum(w.completed), 0)::int AS completed, coalesce(sum(w.scored), 0)::int AS scored, coalesce(sum(w.score_sum), 0) AS score_sum FROM week_sums w WHERE ${where})`
+
 /**
  * The rollup of the selected jobs, as one job's figures: the counts and the overall mean from
  * each job's summaries and unfolded deltas, the completions by local week (only `weeks`' when
@@ -49,8 +81,8 @@ const SELECTION_VERSION = (selected: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.
  * divided once (averageOf): exact, never an average of the jobs' averages. Throws
  * ZoneRulesMissing when the database lacks the zone's rules.
  */
-export async function organizationAnalyticsText (reader: SqlReader, selection: JobSelection, options: AnalyticsOptions): Promise<RollupText> {
-  const { rules, weeks } = options
+export async function organizationAnalyticsText (reader: SqlReader, selection: JobSelection, options: RollupOptions): Promise<RollupText> {
+  const { rules, weeks, splitAt } = options
   const screensReadMax = options.screensReadMax ?? 0
   const [row] = await reader.rows(RollupRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone})),
@@ -83,15 +115,23 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
     SELECT found.rules_found, (SELECT count(*) FROM jobs_figures)::int AS job_count,
            t.completed::int AS completed, t.in_progress::int AS in_progress, t.expired::int AS expired,
            ${averageOf(PrismaSql.sql`t.score_sum`, PrismaSql.sql`t.scored`)}::text AS average,
-           (SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
-                                    || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
-            FROM week_sums w) AS bins,
-           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`)} AS version
+           ${BINS_TEXT(splitAt === undefined ? PrismaSql.sql`true` : PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} AS bins,
+           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`)} AS version${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`, comparison.*`}
     FROM found, (SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
-                        coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum FROM jobs_figures) t`)
+                        coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum FROM jobs_figures) t
+         ${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`CROSS JOIN LATERAL (${COMPARISON(splitAt)}) comparison`}`)
   if (!row!.rules_found) throw new ZoneRulesMissing(rules)
   const { job_count: jobCount, completed, in_progress: inProgress, expired, average, bins, version } = row!
-  return { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version }
+  const rollup: RollupText = { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version }
+  if (splitAt !== undefined) {
+    const r = row!
+    rollup.comparison = {
+      period: { completed: r.period_completed!, averageScore: r.period_average ?? null },
+      previous: { completed: r.previous_completed!, averageScore: r.previous_average ?? null, bins: r.previous_bins ?? null },
+      averageChange: r.average_change ?? null,
+    }
+  }
+  return rollup
 }
 
 /** The selection's version alone (SELECTION_VERSION): what a 304 of the rollup costs, no screen read. */

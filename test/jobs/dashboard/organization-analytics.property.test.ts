@@ -61,31 +61,43 @@ const arb = fc.record({
   user: fc.option(fc.constantFrom('home', 'recruiter', 'away'), { nil: undefined, freq: 3 }),
   tz: fc.option(fc.constantFrom(...zones), { nil: undefined, freq: 3 }),
   range: fc.option(fc.tuple(fc.integer({ min: MIN, max: MAX }), fc.integer({ min: 0, max: 200 })).map(([start, days]) => ({ from: day(start), to: day(start + days * 86_400_000) })), { nil: undefined }),
+  compare: fc.boolean(),
 })
 
 /** Equal, the means to the last bits (PostgreSQL rounds the quotient to at least 16 digits before the double). */
 const sameMean = (a: number | null, b: number | null): boolean => a === b || (a !== null && b !== null && Math.abs(a - b) <= 4 * Number.EPSILON * Math.abs(b))
+type Bins = ReferenceRollup['average_score_by_week']
+const sameBins = (weeks: Bins, wantWeeks: Bins): boolean => weeks.length === wantWeeks.length &&
+  weeks.every((w, i) => w.week === wantWeeks[i]!.week && w.count === wantWeeks[i]!.count && sameMean(w.average_score, wantWeeks[i]!.average_score))
+/** The answer's figures but its means equal as JSON; the means within sameMean. */
+const sameFigures = (got: Record<string, unknown> | undefined, want: Record<string, unknown> | undefined): boolean => {
+  if (got === undefined || want === undefined) return got === want
+  const { average_score: a, average_score_by_week: weeks, ...rest } = got as { average_score: number | null, average_score_by_week?: Bins }
+  const { average_score: b, average_score_by_week: wantWeeks, ...wantRest } = want as typeof got & { average_score: number | null, average_score_by_week?: Bins }
+  return JSON.stringify(rest) === JSON.stringify(wantRest) && sameMean(a, b) && (weeks === undefined ? wantWeeks === undefined : wantWeeks !== undefined && sameBins(weeks, wantWeeks))
+}
 const same = (got: ReferenceRollup, want: ReferenceRollup): boolean => {
-  const { average_score: a, average_score_by_week: weeks, ...rest } = got
-  const { average_score: b, average_score_by_week: wantWeeks, ...wantRest } = want
-  return JSON.stringify(rest) === JSON.stringify(wantRest) && sameMean(a, b) && weeks.length === wantWeeks.length &&
-    weeks.every((w, i) => w.week === wantWeeks[i]!.week && w.count === wantWeeks[i]!.count && sameMean(w.average_score, wantWeeks[i]!.average_score))
+  const { period, previous, change, ...figures } = got
+  const { period: wantPeriod, previous: wantPrevious, change: wantChange, ...wantFigures } = want
+  return sameFigures(figures, wantFigures) && sameFigures(period, wantPeriod) && sameFigures(previous, wantPrevious) && sameFigures(change, wantChange)
 }
 
-const figures = { rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0, fromSummaries: 0 }
+const figures = { compared: 0, previousWeeks: 0, rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0, fromSummaries: 0 }
 t.test('every rollup equals the computation from the raw rows', async t => {
-  await checkProperty(t, 'organization rollup', arb, async ({ writes, statuses, user, tz, range }) => {
+  await checkProperty(t, 'organization rollup', arb, async ({ writes, statuses, user, tz, range, compare }) => {
     for (const w of writes) await apply(w)
     const userId = user === undefined ? undefined : user === 'home' ? home.userId : user === 'recruiter' ? recruiter.userId : away.userId
-    const params = new URLSearchParams({ ...(tz !== undefined ? { tz } : {}), ...(range ?? {}), ...(userId !== undefined ? { user_id: userId } : {}) })
+    const compared = compare && range !== undefined
+    const params = new URLSearchParams({ ...(tz !== undefined ? { tz } : {}), ...(range ?? {}), ...(compared ? { compare: 'previous_period' } : {}), ...(userId !== undefined ? { user_id: userId } : {}) })
     for (const status of statuses ?? []) params.append('job_status', status)
     const url = `/api/analytics/organization?${params.toString()}`
     const res = await app.inject({ url, headers: home.auth })
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
-    const want = await referenceRollup(prisma, home.organizationId, { ...(tz !== undefined ? { tz } : {}), ...(range !== undefined ? { range } : {}), ...(statuses !== undefined ? { statuses } : {}), ...(userId !== undefined ? { userId } : {}) })
+    const want = await referenceRollup(prisma, home.organizationId, { ...(tz !== undefined ? { tz } : {}), ...(range !== undefined ? { range } : {}), ...(statuses !== undefined ? { statuses } : {}), ...(userId !== undefined ? { userId } : {}), compare: compared })
     const got = res.json() as ReferenceRollup
     if (!same(got, want)) throw new Error(`${url}:\n got ${res.body}\nwant ${JSON.stringify(want)}`)
     figures.rollups++
+    if (compared) { figures.compared++; figures.previousWeeks += got.previous!.average_score_by_week.length }
     figures.screens += got.total_interviews
     figures.weeks += got.average_score_by_week.length
     if (statuses !== undefined || userId !== undefined) figures.filtered++
@@ -94,5 +106,5 @@ t.test('every rollup equals the computation from the raw rows', async t => {
     figures.fromSummaries += large.filter(g => g._count > 3).length
     figures.awayScreens += await prisma.screen.count({ where: { job: { organizationId: away.organizationId } } })
   }, 100)
-  t.comment(`property figures: organization rollup: ${figures.rollups} rollups (${figures.filtered} filtered), ${figures.screens} screens counted, ${figures.weeks} weekly bins, ${figures.fromSummaries} jobs' weeks from their summaries; the other organization held ${figures.awayScreens} screens over the calls, never counted`)
+  t.comment(`property figures: organization rollup: ${figures.rollups} rollups (${figures.filtered} filtered, ${figures.compared} compared with their previous period, ${figures.previousWeeks} previous weeks), ${figures.screens} screens counted, ${figures.weeks} weekly bins, ${figures.fromSummaries} jobs' weeks from their summaries; the other organization held ${figures.awayScreens} screens over the calls, never counted`)
 })

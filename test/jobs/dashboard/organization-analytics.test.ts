@@ -61,6 +61,28 @@ t.test('filters, zones and ranges', async t => {
   t.equal(ranged.total_interviews, 7, 'the totals describe the jobs whole')
 })
 
+// The range 2026-01-12..2026-01-18 spans one week: the previous period is 2026-01-05..01-11.
+// There: 90, 10, 20 (mean 40); in the range 30 and an unscored one (mean 30): change −10.
+t.test('compare=previous_period: the range\'s totals, the weeks before it aligned, the change', async t => {
+  const res = await rollup('from=2026-01-12&to=2026-01-18&compare=previous_period')
+  t.equal(res.statusCode, 200)
+  const body = res.json()
+  t.same(Object.keys(body).slice(-3), ['period', 'previous', 'change'], 'after the answer\'s own keys')
+  t.same(body.period, { from: '2026-01-12', to: '2026-01-18', completed: 2, average_score: 30 })
+  t.same(body.previous, { from: '2026-01-05', to: '2026-01-11', completed: 3, average_score: 40, average_score_by_week: [{ week: '2026-01-05', average_score: 40, count: 3 }] })
+  t.same(body.change, { completed: -1, average_score: -10 })
+  // Ten days over two weeks: moved back two weeks, 2026-01-06 a Tuesday as 2026-01-20 is.
+  const two = (await rollup('from=2026-01-20&to=2026-01-29&compare=previous_period')).json()
+  t.same([two.previous.from, two.previous.to, two.previous.average_score_by_week.map((w: { week: string }) => w.week)], ['2026-01-06', '2026-01-15', ['2026-01-05', '2026-01-12']])
+  t.same([two.period.completed, two.period.average_score, two.change], [0, null, { completed: -5, average_score: null }], 'no scored completion in the range: no mean, no change of it')
+  t.notOk('period' in (await rollup('from=2026-01-12&to=2026-01-18')).json(), 'without compare: the answer as before')
+  t.not(res.headers.etag, (await rollup('from=2026-01-12&to=2026-01-18')).headers.etag, 'its own ETag')
+  const bare = await rollup('compare=previous_period')
+  t.equal(bare.statusCode, 400, 'compare without a range')
+  t.match(bare.json(), { code: 'invalid_request', details: [{ path: 'querystring/compare' }] })
+  t.equal((await rollup('from=2026-01-12&to=2026-01-18&compare=last_year')).statusCode, 400, 'an unknown comparison')
+})
+
 t.test('the single-job call\'s checks, in its order', async t => {
   const cases: Array<[string, string, string]> = [
     ['an unknown job status', 'job_status=archived', 'querystring/job_status'],

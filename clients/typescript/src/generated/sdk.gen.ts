@@ -98,6 +98,7 @@ export const getJobsAnalytics = <ThrowOnError extends boolean = false>(options: 
  *
  * - Every figure is computed over the selected jobs' screens themselves, as if they were one job's: the rate over all screens, the averages over all scored completions (never an average of the jobs' averages).
  * - `average_score` is the mean over every scored completed screen; `average_score_by_week` bins as the single job's, with `tz`, `from` and `to` as it takes them; `completion_rate`, `interviews_by_status` and `total_interviews` describe the selected jobs whole, whatever the range.
+ * - `compare=previous_period` (with `from` and `to`) adds `period` (the range's completions and their mean), `previous` (the same for the range moved back by as many whole weeks as it spans, weeks aligned, with its bins) and `change` (the differences).
  * - Read in one snapshot of the database.
  *
  * Send the `ETag` back in `If-None-Match` to get a 304 while no selected job's screens changed and the selection is the same: answered from a version of the jobs' figures, without computing them.

@@ -275,6 +275,74 @@ export type JobsAnalytics = {
 };
 
 /**
+ * AnalyticsPeriod
+ *
+ * The requested range's own totals: the sums of its weekly bins.
+ */
+export type AnalyticsPeriod = {
+    /**
+     * First day of the period (`YYYY-MM-DD`, in `tz`).
+     */
+    from: string;
+    /**
+     * Last day of the period, inclusive.
+     */
+    to: string;
+    /**
+     * Screens completed in the period's weeks (the weeks overlapping it, as `average_score_by_week` bins them).
+     */
+    completed: number;
+    /**
+     * Mean score of the period's scored completions, each screen weighing one; null when none has a score.
+     */
+    average_score: number | null;
+};
+
+/**
+ * AnalyticsPreviousPeriod
+ *
+ * The range as many whole weeks earlier as it spans (so that weeks align: `from` and `to` moved back by 7 × the number of weeks), with the same figures.
+ */
+export type AnalyticsPreviousPeriod = {
+    /**
+     * First day of the period (`YYYY-MM-DD`, in `tz`).
+     */
+    from: string;
+    /**
+     * Last day of the period, inclusive.
+     */
+    to: string;
+    /**
+     * Screens completed in the period's weeks (the weeks overlapping it, as `average_score_by_week` bins them).
+     */
+    completed: number;
+    /**
+     * Mean score of the period's scored completions, each screen weighing one; null when none has a score.
+     */
+    average_score: number | null;
+    /**
+     * The previous period's weeks, every one of them, in order: week i here is week i of `average_score_by_week`, as many weeks earlier.
+     */
+    average_score_by_week: Array<WeekBin>;
+};
+
+/**
+ * AnalyticsPeriodChange
+ *
+ * The period against the previous one.
+ */
+export type AnalyticsPeriodChange = {
+    /**
+     * `period.completed` − `previous.completed`.
+     */
+    completed: number;
+    /**
+     * `period.average_score` − `previous.average_score`, computed exactly from the scores (then the nearest double); null when either is null.
+     */
+    average_score: number | null;
+};
+
+/**
  * OrganizationAnalytics
  *
  * The analytics of the caller's organization, over the jobs the filters select: the single job's figures computed over all their screens at once, in one snapshot.
@@ -308,6 +376,9 @@ export type OrganizationAnalytics = {
      * All screens of the selected jobs.
      */
     total_interviews: number;
+    period?: AnalyticsPeriod;
+    previous?: AnalyticsPreviousPeriod;
+    change?: AnalyticsPeriodChange;
 };
 
 /**
@@ -942,6 +1013,10 @@ export type GetOrganizationAnalyticsData = {
          * Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.
          */
         to?: string;
+        /**
+         * With `from` and `to`: add `period` (the range's completions and their mean score), `previous` (the same for the range as many weeks earlier, with its weekly bins) and `change` (the differences).
+         */
+        compare?: 'previous_period';
     };
     url: '/api/analytics/organization';
 };
