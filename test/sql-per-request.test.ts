@@ -28,6 +28,8 @@ const operations: Array<[string, string]> = [
   ['analytics', `/api/jobs/${job.id}/analytics?tz=Europe/Berlin`],
   ['jobs analytics (a batch)', `/api/analytics/jobs?job_id=${job.id}&job_id=00000000-0000-4000-8000-000000000000&tz=Europe/Berlin`],
   ['organization analytics', '/api/analytics/organization?tz=Europe/Berlin&job_status=active&from=2026-01-01&to=2026-03-31'],
+  ['analytics beside its previous period', `/api/jobs/${job.id}/analytics?from=2026-01-01&to=2026-03-31&compare=previous_period`],
+  ['jobs analytics beside their previous period', `/api/analytics/jobs?job_id=${job.id}&from=2026-01-01&to=2026-03-31&compare=previous_period`],
   ['organization analytics beside its previous period', '/api/analytics/organization?from=2026-01-01&to=2026-03-31&compare=previous_period'],
   ['list jobs', '/api/jobs?limit=20'],
   ['me', '/api/me'],

@@ -1,12 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_RANGE_YEARS } from '../limits.js'
-import { Count, Nullable } from './types.js'
+import { CompareQuery, PeriodComparison } from './period-comparison.js'
+import { Count } from './types.js'
+import { WeekBinSchema } from './week-bin.js'
 
-export const WeekBinSchema = Type.Object({
-  week: Type.String({ format: 'date', maxLength: 10, description: 'The Monday (`YYYY-MM-DD`) of the week, in the requested time zone.', examples: ['2026-01-05'] }),
-  average_score: Nullable(Type.Number(), { description: 'Mean score of the completed screens of that week that have a score; null when none has.' }),
-  count: Count({ description: 'Completed screens of that week.' }),
-}, { $id: 'WeekBin', title: 'WeekBin', additionalProperties: false })
+export { WeekBinSchema }
 
 export const JobAnalyticsSchema = Type.Object({
   completion_rate: Type.Integer({ format: 'int32', minimum: 0, maximum: 100, description: 'round(100 × completed / total), halves rounded up; 0 when the job has no screens.' }),
@@ -17,6 +15,7 @@ export const JobAnalyticsSchema = Type.Object({
     expired: Count(),
   }, { additionalProperties: false, description: 'Screens per status; all three keys always present.' }),
   total_interviews: Count({ description: 'All screens of the job.' }),
+  ...PeriodComparison,
 }, {
   $id: 'JobAnalytics',
   title: 'JobAnalytics',
@@ -31,6 +30,7 @@ export const AnalyticsQuery = Type.Object({
   tz: Type.Optional(Type.String({ default: 'UTC', minLength: 1, maxLength: 64, description: 'IANA time zone whose local Monday 00:00 starts the weeks, daylight saving respected; default UTC; case-insensitive. Every zone and link of IANA\'s tzdata is answered, by the rules of the release the `Tzdata-Version` response header names (the service\'s own, whatever the database\'s copy of tzdata says): Area/Location names (`Europe/Berlin`, `America/Argentina/Buenos_Aires`) and their links (`Asia/Calcutta`, `US/Pacific`), `UTC`, `Etc/GMT±N` (`Etc/GMT-2` is UTC+02:00: IANA inverts the sign), and the IANA names without an area, each answered as the zone IANA links it to (`CET` as `Europe/Brussels`, with daylight saving; `EST` as `America/Panama`, always UTC−05:00). A name is answered as the zone it names or refused, never read as an abbreviation. Refused with a 400 that says what is accepted and, where one is obvious, which zone was meant: abbreviations and ICU\'s legacy IDs, which are no IANA name (`IST`: did you mean `Asia/Kolkata`?; `PST`, `BST`, `SystemV/EST5`), offsets and POSIX strings (`+05:30`, `UTC+3`), and names IANA no longer has (`US/Pacific-New`: did you mean `America/Los_Angeles`?).', examples: ['Europe/Berlin'] })),
   from: Type.Optional(Type.String({ format: 'date', maxLength: 10, pattern: YEARS, description: `First day (\`YYYY-MM-DD\`, in \`tz\`) of a range: only weeks overlapping it are binned, and every one of them appears. Goes with \`to\`; at most ${MAX_RANGE_YEARS} years.`, examples: ['2026-09-01'] })),
   to: Type.Optional(Type.String({ format: 'date', maxLength: 10, pattern: YEARS, description: 'Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.', examples: ['2026-10-31'] })),
+  ...CompareQuery,
 }, { additionalProperties: false })
 
 export type JobAnalytics = Static<typeof JobAnalyticsSchema>

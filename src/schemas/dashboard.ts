@@ -47,7 +47,7 @@ export type JobsAnalytics = Static<typeof JobsAnalyticsSchema>
 export const JOBS_ANALYTICS_DESCRIPTION = [
   `The analytics of up to ${MAX_BATCH_JOBS} jobs in one call, for a dashboard: \`GET /api/analytics/jobs?job_id=…&job_id=…\`. **Pro plan only**, as \`GET /api/jobs/{jobId}/analytics\`: a caller on the free tier gets 403 with \`upgrade_url\`, whatever the jobs.`,
   '',
-  '- Each entry\'s `analytics` is exactly what `GET /api/jobs/{jobId}/analytics` answers for that job with the same `tz`, `from` and `to`.',
+  '- Each entry\'s `analytics` is exactly what `GET /api/jobs/{jobId}/analytics` answers for that job with the same `tz`, `from`, `to` and `compare`.',
   '- The whole answer is read in one snapshot of the database: two jobs\' figures never straddle a write.',
   '- A job that is not the caller\'s, missing or another organization\'s, gets `error` with `code: not_found`, the same in both cases.',
   '- Entries come in the order asked; an id asked twice is answered once.',

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AnalyticsQuery, JobAnalyticsSchema, WeekBinSchema } from './analytics.js'
 import { JOB_STATUSES } from './job.js'
-import { CompareQuery, PeriodComparison } from './period-comparison.js'
+import { PeriodComparison } from './period-comparison.js'
 import { Count, Nullable, StringEnum, Uuid } from './types.js'
 
 // The organization's rollup (GET /api/analytics/organization): the single job's figures over
@@ -16,7 +16,6 @@ export const OrganizationAnalyticsQuery = Type.Object({
   })),
   user_id: Type.Optional(Uuid({ description: 'Only the jobs of this recruiter (the job\'s owner, `user_id` of GET /api/jobs/{jobId}). A user of no job, or of another organization, gives an empty rollup.' })),
   ...AnalyticsQuery.properties,
-  ...CompareQuery,
 }, { additionalProperties: false })
 
 const { properties: single } = JobAnalyticsSchema

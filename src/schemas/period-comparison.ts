@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { WeekBinSchema } from './analytics.js'
 import { Count, Nullable, StringEnum } from './types.js'
+import { WeekBinSchema } from './week-bin.js'
 
 // compare=previous_period (issue 56, part 3): the range's own totals, the same figures for the
 // range of as many weeks just before it, and the differences. docs/decisions.md, "Dashboards:

@@ -52,9 +52,9 @@ const difference = (a: Decimal, n: number, b: Decimal, m: number): number | null
 }
 
 /** The rollup of `organizationId`'s jobs (of `statuses`, of `userId`), as the rows are now; `compare`: with the range's previous period. */
-export async function referenceRollup (prisma: Prisma, organizationId: string, options: { tz?: string, range?: { from: string, to: string }, statuses?: string[], userId?: string, compare?: boolean }): Promise<ReferenceRollup> {
+export async function referenceRollup (prisma: Prisma, organizationId: string, options: { tz?: string, range?: { from: string, to: string }, statuses?: string[], userId?: string, jobIds?: string[], compare?: boolean }): Promise<ReferenceRollup> {
   const jobs = (await prisma.job.findMany({ where: { organizationId }, select: { id: true, status: true, userId: true } }))
-    .filter(j => (options.statuses === undefined || options.statuses.includes(j.status)) && (options.userId === undefined || j.userId === options.userId))
+    .filter(j => (options.statuses === undefined || options.statuses.includes(j.status)) && (options.userId === undefined || j.userId === options.userId) && (options.jobIds === undefined || options.jobIds.includes(j.id)))
   const screens = await prisma.screen.findMany({ where: { jobId: { in: jobs.map(j => j.id) } }, select: { status: true, score: true, completedAt: true } })
   const reference = zoneReference()
   const tz = options.tz ?? 'UTC'
@@ -113,4 +113,23 @@ export async function referenceRollup (prisma: Prisma, organizationId: string, o
     total_interviews: total,
     ...comparison,
   }
+}
+
+/** Equal, the means to the last bits (PostgreSQL rounds the quotient to at least 16 digits before the double). */
+export const sameMean = (a: number | null, b: number | null): boolean => a === b || (a !== null && b !== null && Math.abs(a - b) <= 4 * Number.EPSILON * Math.abs(b))
+type Bins = ReferenceRollup['average_score_by_week']
+const sameBins = (weeks: Bins, wantWeeks: Bins): boolean => weeks.length === wantWeeks.length &&
+  weeks.every((w, i) => w.week === wantWeeks[i]!.week && w.count === wantWeeks[i]!.count && sameMean(w.average_score, wantWeeks[i]!.average_score))
+/** The answer's figures but its means equal as JSON; the means within sameMean. */
+const sameFigures = (got: Record<string, unknown> | undefined, want: Record<string, unknown> | undefined): boolean => {
+  if (got === undefined || want === undefined) return got === want
+  const { average_score: a, average_score_by_week: weeks, ...rest } = got as { average_score: number | null, average_score_by_week?: Bins }
+  const { average_score: b, average_score_by_week: wantWeeks, ...wantRest } = want as typeof got & { average_score: number | null, average_score_by_week?: Bins }
+  return JSON.stringify(rest) === JSON.stringify(wantRest) && sameMean(a, b) && (weeks === undefined ? wantWeeks === undefined : wantWeeks !== undefined && sameBins(weeks, wantWeeks))
+}
+/** The rollup (or a job's analytics, its figures of the reference's kind) equal to the reference. */
+export const sameRollup = (got: ReferenceRollup, want: ReferenceRollup): boolean => {
+  const { period, previous, change, ...figures } = got
+  const { period: wantPeriod, previous: wantPrevious, change: wantChange, ...wantFigures } = want
+  return sameFigures(figures, wantFigures) && sameFigures(period, wantPeriod) && sameFigures(previous, wantPrevious) && sameFigures(change, wantChange)
 }

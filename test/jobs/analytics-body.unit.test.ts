@@ -3,6 +3,8 @@ import t from 'tap'
 import { addDays, buildAnalytics, mondayOf } from '../../src/jobs/analytics/arithmetic.js'
 import { analyticsBody } from '../../src/jobs/analytics/body.js'
 import { JobAnalyticsSchema, WeekBinSchema } from '../../src/schemas/analytics.js'
+import { AnalyticsPeriodChangeSchema, AnalyticsPeriodSchema, AnalyticsPreviousPeriodSchema, PeriodComparison } from '../../src/schemas/period-comparison.js'
+import { comparisonWindow } from '../../src/jobs/analytics/period-comparison.js'
 import { checkProperty } from '../helpers/property.js'
 
 // The route's answer is written from the statement's bins text (body.ts): the same object as
@@ -40,7 +42,7 @@ t.test('the written answer is buildAnalytics\' object, in the schema\'s order', 
     t.strictSame(JSON.parse(written), want)
     // The order the schema's serializer wrote, which clients diffing bodies saw.
     const body = JSON.parse(written) as { average_score_by_week: object[], interviews_by_status: object }
-    t.same(Object.keys(body), Object.keys(JobAnalyticsSchema.properties))
+    t.same(Object.keys(body), Object.keys(JobAnalyticsSchema.properties).filter(key => !(key in PeriodComparison)), 'the schema\'s keys, the comparison\'s not asked')
     t.same(Object.keys(body.interviews_by_status), Object.keys(JobAnalyticsSchema.properties.interviews_by_status.properties))
     for (const bin of body.average_score_by_week) t.same(Object.keys(bin), Object.keys(WeekBinSchema.properties))
   }, 300)
@@ -51,4 +53,23 @@ t.test('numbers are copied as written, not rewritten', async t => {
   t.equal(written, '{"completion_rate":100,"average_score_by_week":[{"week":"2026-01-05","average_score":1e-05,"count":1},{"week":"2026-01-12","average_score":33.333333333333336,"count":1}],"interviews_by_status":{"completed":2,"in_progress":0,"expired":0},"total_interviews":2}')
   t.equal(analyticsBody({ byStatus: { completed: 0, in_progress: 1, expired: 0 }, bins: null, version: 'v' }, { from: '2026-01-07', to: '2026-01-13' }),
     '{"completion_rate":0,"average_score_by_week":[{"week":"2026-01-05","average_score":null,"count":0},{"week":"2026-01-12","average_score":null,"count":0}],"interviews_by_status":{"completed":0,"in_progress":1,"expired":0},"total_interviews":1}')
+})
+
+t.test('compare\'s keys: after the answer\'s, in the schemas\' order, the previous weeks zero-filled', async t => {
+  const range = { from: '2026-01-14', to: '2026-01-20' }
+  const window = comparisonWindow(range, { first: mondayOf(range.from), last: mondayOf(range.to) })
+  t.same(window, { previous: { from: '2025-12-31', to: '2026-01-06' }, weeks: { first: '2025-12-29', last: '2026-01-19' }, splitAt: '2026-01-12' }, 'two weeks spanned: two weeks back')
+  const written = analyticsBody({
+    byStatus: { completed: 3, in_progress: 0, expired: 0 },
+    bins: '[["2026-01-12",1,50]]',
+    version: 'v',
+    comparison: { period: { completed: 1, averageScore: '50' }, previous: { completed: 2, averageScore: '1e-05', bins: '[["2026-01-05",2,1e-05]]' }, averageChange: '49.99999' },
+  }, range, window)
+  const body = JSON.parse(written) as Record<string, Record<string, unknown>>
+  t.same(Object.keys(body), Object.keys(JobAnalyticsSchema.properties))
+  t.same(Object.keys(body.period!), Object.keys(AnalyticsPeriodSchema.properties))
+  t.same(Object.keys(body.previous!), Object.keys(AnalyticsPreviousPeriodSchema.properties))
+  t.same(Object.keys(body.change!), Object.keys(AnalyticsPeriodChangeSchema.properties))
+  t.same(body.previous!.average_score_by_week, [{ week: '2025-12-29', average_score: null, count: 0 }, { week: '2026-01-05', average_score: 1e-05, count: 2 }])
+  t.match(written, /"change":\{"completed":-1,"average_score":49\.99999\}\}$/, 'the numbers as written')
 })

@@ -1,4 +1,5 @@
 import { completionRate, weeksOverlapping } from './arithmetic.js'
+import type { ComparisonText, ComparisonWindow, PeriodText } from './comparison-text.js'
 import type { AnalyticsText } from './read.js'
 
 /**
@@ -9,12 +10,22 @@ import type { AnalyticsText } from './read.js'
  * 250 µs request (bench:profile); this is about 4. test/jobs/analytics-body.unit.test.ts
  * checks it against buildAnalytics.
  */
-export function analyticsBody ({ byStatus, bins }: AnalyticsText, range?: { from: string, to: string }): string {
+export function analyticsBody ({ byStatus, bins, comparison }: AnalyticsText, range?: { from: string, to: string }, window?: ComparisonWindow): string {
   const total = byStatus.completed + byStatus.in_progress + byStatus.expired
   const weekly = range === undefined ? binsAsObjects(bins) : zeroFilledBins(bins, range.from, range.to)
   return `{"completion_rate":${completionRate(byStatus.completed, total)},"average_score_by_week":${weekly},` +
     `"interviews_by_status":{"completed":${byStatus.completed},"in_progress":${byStatus.in_progress},"expired":${byStatus.expired}},` +
-    `"total_interviews":${total}}`
+    `"total_interviews":${total}${comparison !== undefined && range !== undefined && window !== undefined ? comparisonBody(comparison, range, window) : ''}}`
+}
+
+const periodBody = ({ from, to }: { from: string, to: string }, { completed, averageScore }: PeriodText): string =>
+  `"from":"${from}","to":"${to}","completed":${completed},"average_score":${averageScore ?? 'null'}`
+
+/** The keys compare adds, in the schemas' order (schemas/period-comparison.ts), a leading comma included. */
+function comparisonBody ({ period, previous, averageChange }: ComparisonText, range: { from: string, to: string }, window: ComparisonWindow): string {
+  return `,"period":{${periodBody(range, period)}}` +
+    `,"previous":{${periodBody(window.previous, previous)},"average_score_by_week":${zeroFilledBins(previous.bins, window.previous.from, window.previous.to)}}` +
+    `,"change":{"completed":${period.completed - previous.completed},"average_score":${averageChange ?? 'null'}}`
 }
 
 /** Each bin of the text: its week, and its count and average as written. */
@@ -40,7 +51,7 @@ function binsAsObjects (bins: string | null): string {
 }
 
 /** Every week of the range, in order: the statement's bins (only the range's), zero where it has none. */
-export function zeroFilledBins (bins: string | null, from: string, to: string): string {
+function zeroFilledBins (bins: string | null, from: string, to: string): string {
   const found = eachBin(bins)
   let next = found.next()
   const out: string[] = []

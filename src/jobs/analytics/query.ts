@@ -3,6 +3,8 @@ import type { AnalyticsQuery } from '../../schemas/analytics.js'
 import { readTimeZone, tzProblem } from '../../zones/names.js'
 import type { ZoneRules } from '../../zones/rules.js'
 import { mondayOf, rangeProblems, type RangeProblem } from './arithmetic.js'
+import type { ComparisonWindow } from './comparison-text.js'
+import { compareProblems, comparisonWindow } from './period-comparison.js'
 import type { WeekRange } from './read.js'
 
 /** What an analytics request asks, read once from its query string. */
@@ -13,6 +15,8 @@ export interface AnalyticsAsk {
   range: { from: string, to: string } | undefined
   /** The Mondays of the range's first and last weeks, when given. */
   weeks: WeekRange | undefined
+  /** compare=previous_period's weeks, when asked (with a range). */
+  compare: ComparisonWindow | undefined
 }
 
 /**
@@ -20,12 +24,13 @@ export interface AnalyticsAsk {
  * express (a name that is no zone of `rules`, a range backwards or too long).
  */
 export function readAnalyticsQuery (query: Static<typeof AnalyticsQuery>, rules: ZoneRules): AnalyticsAsk | { problems: RangeProblem[] } {
-  const { tz = 'UTC', from, to } = query
+  const { tz = 'UTC', from, to, compare } = query
   const reading = readTimeZone(tz, rules)
-  const problems = [...('refused' in reading ? [tzProblem(tz, reading.refused)] : []), ...rangeProblems(from, to)]
+  const problems = [...('refused' in reading ? [tzProblem(tz, reading.refused)] : []), ...rangeProblems(from, to), ...compareProblems(compare, from)]
   if (problems.length > 0 || !('zone' in reading)) return { problems }
   const range = from !== undefined && to !== undefined ? { from, to } : undefined
-  return { zone: reading.zone, range, weeks: range === undefined ? undefined : { first: mondayOf(range.from), last: mondayOf(range.to) } }
+  const weeks = range === undefined ? undefined : { first: mondayOf(range.from), last: mondayOf(range.to) }
+  return { zone: reading.zone, range, weeks, compare: compare !== undefined && range !== undefined && weeks !== undefined ? comparisonWindow(range, weeks) : undefined }
 }
 
 const MAX_INT4 = 2_147_483_647

@@ -1,10 +1,12 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { ReadElsewhere } from '../../db/errors.js'
 import { OrNull } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import type { ScreenStatus } from '../../generated/prisma/enums.js'
 import { averageOf } from '../job/rows.js'
+import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
+import { ComparisonColumns, comparisonOf, JOB_COMPARISON } from './comparison-sql.js'
 
 // Analytics' reads: the figures of a job with its weekly bins in a zone, in one statement,
 // and the version of its figures alone (a 304's read). docs/summaries-design.md.
@@ -28,7 +30,8 @@ export type VersionedAnalyticsRows = AnalyticsRows & { version: string }
  * [week, count, average] ascending by week, or null when no week has a completion (the
  * route copies it into its answer: body.ts).
  */
-export interface AnalyticsText { byStatus: Record<ScreenStatus, number>, bins: string | null, version: string }
+/** A job's (or a rollup's) figures as the statement wrote them; `comparison` with compare=previous_period. */
+export interface AnalyticsText { byStatus: Record<ScreenStatus, number>, bins: string | null, version: string, comparison?: ComparisonText }
 
 /** The week range of an analytics request: Mondays, as `YYYY-MM-DD`. */
 export interface WeekRange { first: string, last: string }
@@ -85,6 +88,14 @@ export class ZoneRulesMissing extends ReadElsewhere {
   constructor (readonly rules: ZoneRulesRef) { super(`zone rules ${rules.set} of ${rules.zone} are not in this database`) }
 }
 
+/** A found job's figures from its row; its comparison when the statement was asked one. */
+export const analyticsTextOf = (row: Static<typeof AnalyticsRow>, compared: boolean): AnalyticsText => ({
+  byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired },
+  bins: row.bins,
+  version: row.version,
+  ...(compared ? { comparison: comparisonOf(row) } : {}),
+})
+
 /** The analytics statement's one row. */
 export const AnalyticsRow = Type.Object({
   rules_found: Type.Boolean(),
@@ -95,6 +106,7 @@ export const AnalyticsRow = Type.Object({
   version: Type.String(),
   /** The weekly bins as JSON text (SMALL_JOB_BINS, job_weekly_bins_in_zone). */
   bins: OrNull(Type.String()),
+  ...ComparisonColumns,
 })
 
 const VersionRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
@@ -118,7 +130,7 @@ export const RULES_FOUND = (rules: ZoneRulesRef): PrismaSql.Sql => PrismaSql.sql
  * ZoneRulesMissing when the database lacks the rules (the read is then run elsewhere).
  */
 export async function jobAnalyticsText (reader: SqlReader, organizationId: string, jobId: string, options: AnalyticsOptions): Promise<AnalyticsText | null> {
-  const { rules, weeks } = options
+  const { rules, weeks, compare } = options
   // Up to `screensReadMax` completed screens (none by default), the weekly bins are computed
   // from the screens (an index-only range scan, as the on-read baseline does) rather than
   // from the summaries, which cost about two rows per week of history whatever the job's
@@ -138,21 +150,23 @@ export async function jobAnalyticsText (reader: SqlReader, organizationId: strin
            CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
                 WHEN st.completed > ${screensReadMax}::int
                   THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
-                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins
+                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins${compare === undefined ? PrismaSql.empty : PrismaSql.sql`, comparison.*`}
     FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
              coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
       FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
-    ) st ON true`)
+    ) st ON true
+    ${compare === undefined ? PrismaSql.empty : JOB_COMPARISON(rules, compare, screensReadMax)}`)
   const row = rows[0]!
   if (!row.rules_found) throw new ZoneRulesMissing(rules)
   if (row.job_id === null) return null
-  return { byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired }, bins: row.bins, version: row.version }
+  return analyticsTextOf(row, compare !== undefined)
 }
 
-export interface AnalyticsOptions { rules: ZoneRulesRef, weeks?: WeekRange, screensReadMax?: number }
+/** `compare`: the weeks of the range and the previous period, split at the range's first Monday (period-comparison.ts). */
+export interface AnalyticsOptions { rules: ZoneRulesRef, weeks?: WeekRange, screensReadMax?: number, compare?: ComparisonWindow }
 
 /** jobAnalyticsText with its bins parsed: for tools and tests, which compare them with other computations. */
 export async function jobAnalytics (reader: SqlReader, organizationId: string, jobId: string, options: AnalyticsOptions): Promise<VersionedAnalyticsRows | null> {

@@ -36,6 +36,7 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
         '- `completion_rate`: round(100 × completed / total), halves up; 0 with no screens.',
         '- `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.',
         '- `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected, by the zone rules of the tzdata release that the `Tzdata-Version` header names), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.',
+        '- `compare=previous_period` (with `from` and `to`) adds `period` (the range\'s completions and their mean), `previous` (the same for the range moved back by as many whole weeks as it spans, weeks aligned, with its bins) and `change` (the differences).',
         '',
         'Send the `ETag` back in `If-None-Match` to get a 304 while the job\'s screens have not changed: it is answered from a version of the job\'s figures, without computing them, whatever the job\'s size.',
         '',
@@ -59,21 +60,21 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
   }, async (request, reply): Promise<FastifyReply> => {
     const organizationId = request.caller.organization.id
     const { jobId } = request.params
-    const { from, to } = request.query
+    const { from, to, compare: comparing } = request.query
     // The zone the name stands for in the service's rules: the statement computes with its
     // rules, and the ETag names them and it.
-    const { zone, range, weeks } = request.analyticsAsk!
+    const { zone, range, weeks, compare } = request.analyticsAsk!
     // The ETag names the job's summary version and every input of the answer (the service
     // version too: a release may compute the same data differently; and the rules' id: two
     // instances on two tzdata releases never give one ETag for two answers), so that a poll
     // whose data did not change is answered from the version alone, one read of at most 8 rows.
-    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? ''])
+    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? '', comparing ?? ''])
     const conditional = request.headers['if-none-match']
     // The question without the version: the ETag's other inputs (the release is this process's).
     // Not kept in a zone the summaries cannot place: its weeks come from the screens, and a
     // completion moved within its quarter hour can change them without changing the version.
     const keepable = rules.summarizable(zone)
-    const question = `${jobId}|${rules.id}|${zone}|${from ?? ''}|${to ?? ''}`
+    const question = `${jobId}|${rules.id}|${zone}|${from ?? ''}|${to ?? ''}|${comparing ?? ''}`
     const cached = keepable ? answers.get(question) : undefined
     if (conditional !== undefined || cached !== undefined) {
       const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId, cached === undefined ? undefined : { set: rules.id, zone }))
@@ -85,12 +86,12 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     }
     await zoneRules.ready()
     const readMax = screensReadMaxIn(rules, zone, screensReadMax)
-    const rows = await app.database.read(async reader => await jobAnalyticsText(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: readMax }))
+    const rows = await app.database.read(async reader => await jobAnalyticsText(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(compare !== undefined ? { compare } : {}), screensReadMax: readMax }))
       .catch(rulesMissingAs503(zoneRules, request.log))
     if (rows === null) throw jobNotFound()
     // Written here rather than by the schema's serializer: the bins' numbers are copied from
     // the statement's text, not parsed and written again (body.ts).
-    const body = analyticsBody(rows, range)
+    const body = analyticsBody(rows, range, compare)
     if (keepable) answers.set(question, { version: rows.version, body })
     return reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(body)

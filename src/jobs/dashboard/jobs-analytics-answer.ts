@@ -1,4 +1,5 @@
 import { analyticsBody } from '../analytics/body.js'
+import type { ComparisonWindow } from '../analytics/comparison-text.js'
 import type { AskedJob } from './read-jobs-analytics.js'
 
 // The batch's answer, a pure function of the statement's rows: each job's analytics is the
@@ -11,10 +12,10 @@ export const JOB_NOT_FOUND_ENTRY = { code: 'not_found', message: 'No such job in
 const notFound = JSON.stringify(JOB_NOT_FOUND_ENTRY)
 
 /** The body of GET /api/analytics/jobs: `{"jobs":[…]}` in the order asked, as JSON text. */
-export function jobsAnalyticsBody (jobs: AskedJob[], range?: { from: string, to: string }): string {
+export function jobsAnalyticsBody (jobs: AskedJob[], range?: { from: string, to: string }, compare?: ComparisonWindow): string {
   let out = ''
   for (const { jobId, found } of jobs) {
-    out += `${out === '' ? '' : ','}{"job_id":"${jobId}",` + (found === null ? `"error":${notFound}}` : `"analytics":${analyticsBody(found, range)}}`)
+    out += `${out === '' ? '' : ','}{"job_id":"${jobId}",` + (found === null ? `"error":${notFound}}` : `"analytics":${analyticsBody(found, range, compare)}}`)
   }
   return `{"jobs":[${out}]}`
 }

@@ -46,10 +46,10 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
   async function answer (request: Request, reply: FastifyReply): Promise<FastifyReply> {
     const organizationId = request.caller.organization.id
     const ids = distinctIds(request.query.job_id)
-    const { zone, range, weeks } = request.analyticsAsk!
-    const { from = '', to = '' } = request.query
+    const { zone, range, weeks, compare } = request.analyticsAsk!
+    const { from = '', to = '', compare: comparing = '' } = request.query
     // Every input of the answer, and each job's version (`-` for one not the caller's).
-    const etagAt = (versions: string[]): string => versionedEtag(['jobs-analytics', serviceVersion, rules.id, zone, from, to, ...ids, ...versions])
+    const etagAt = (versions: string[]): string => versionedEtag(['jobs-analytics', serviceVersion, rules.id, zone, from, to, comparing, ...ids, ...versions])
     const conditional = request.headers['if-none-match']
     if (conditional !== undefined) {
       const versions = await app.database.read(async reader => await jobsAnalyticsVersions(reader, organizationId, ids))
@@ -57,11 +57,11 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
       if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
     }
     await zoneRules.ready()
-    const options = { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }
+    const options = { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(compare !== undefined ? { compare } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }
     const jobs = await app.database.read(async reader => await jobsAnalyticsText(reader, organizationId, ids, options))
       .catch(rulesMissingAs503(zoneRules, request.log))
     return reply.header('etag', etagAt(versionsOf(jobs))).header('tzdata-version', rules.version)
-      .type('application/json; charset=utf-8').send(jobsAnalyticsBody(jobs, range))
+      .type('application/json; charset=utf-8').send(jobsAnalyticsBody(jobs, range, compare))
   }
 }
 

@@ -10,19 +10,17 @@ import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
 import { analyticsBody } from '../analytics/body.js'
+import type { ComparisonWindow } from '../analytics/comparison-text.js'
 import { askHook } from '../analytics/ask-hook.js'
 import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
-import { comparisonBody, compareNeedsRange, comparisonWindow, type ComparisonWindow } from './period-comparison.js'
 import { organizationAnalyticsText, organizationAnalyticsVersion, type JobSelection, type RollupText } from './read-organization-analytics.js'
 
 type Request = FastifyRequest<{ Querystring: Static<typeof OrganizationAnalyticsQuery> }>
 
 /** The rollup as JSON text: its own two figures, then the single job's body of the same counts and bins (body.ts). */
-export const rollupBody = (rollup: RollupText, range?: { from: string, to: string }, window?: ComparisonWindow): string => {
-  const body = `{"job_count":${rollup.jobCount},"average_score":${rollup.averageScore ?? 'null'},` + analyticsBody(rollup, range).slice(1)
-  return rollup.comparison === undefined || window === undefined ? body : body.slice(0, -1) + comparisonBody(rollup.comparison, window) + '}'
-}
+export const rollupBody = (rollup: RollupText, range?: { from: string, to: string }, window?: ComparisonWindow): string =>
+  `{"job_count":${rollup.jobCount},"average_score":${rollup.averageScore ?? 'null'},` + analyticsBody(rollup, range, window).slice(1)
 
 /** GET /api/analytics/organization (Pro): the selected jobs' screens as one job's, one statement. */
 const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
@@ -45,7 +43,7 @@ const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string
       },
     },
     // As the single job's: the query read once, a 400 before the plan guard's 403.
-    preHandler: [readAsk, compareNeedsRange, requirePro(upgradeUrl)],
+    preHandler: [readAsk, requirePro(upgradeUrl)],
   }, async (request, reply) => await answer(request, reply))
 
   async function answer (request: Request, reply: FastifyReply): Promise<FastifyReply> {
@@ -53,8 +51,7 @@ const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string
     // Each state once, in one order: the same selection asked two ways is one ETag.
     const states = statuses === undefined ? undefined : [...new Set(statuses)].sort()
     const selection: JobSelection = { organizationId: request.caller.organization.id, ...(states !== undefined ? { statuses: states } : {}), ...(userId !== undefined ? { userId: userId.toLowerCase() } : {}) }
-    const { zone, range, weeks } = request.analyticsAsk!
-    const window = compare !== undefined && range !== undefined && weeks !== undefined ? comparisonWindow(range, weeks) : undefined
+    const { zone, range, weeks, compare: window } = request.analyticsAsk!
     const etagAt = (version: string): string => versionedEtag(['organization-analytics', serviceVersion, rules.id, zone, from, to, states?.join(',') ?? '', selection.userId ?? '', compare ?? '', version])
     const conditional = request.headers['if-none-match']
     if (conditional !== undefined) {
@@ -62,7 +59,7 @@ const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string
       if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
     }
     await zoneRules.ready()
-    const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(window !== undefined ? { weeks: window.weeks, splitAt: window.splitAt } : weeks !== undefined ? { weeks } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }))
+    const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(window !== undefined ? { compare: window } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }))
       .catch(rulesMissingAs503(zoneRules, request.log))
     return reply.header('etag', etagAt(rollup.version)).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(rollupBody(rollup, range, window))

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
-import { AnalyticsRow, RULES_FOUND, SMALL_JOB_BINS, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
+import { JOB_COMPARISON } from '../analytics/comparison-sql.js'
+import { AnalyticsRow, analyticsTextOf, RULES_FOUND, SMALL_JOB_BINS, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
 
 // The dashboard's batch: many jobs' analytics in one statement, so in one snapshot, each job's
 // figures made of the single-job statement's own parts (jobs/analytics/read.ts): the same
@@ -22,7 +23,7 @@ const ASKED = (jobIds: string[]): PrismaSql.Sql =>
  * what jobAnalyticsText answers for it, all in one statement. Throws ZoneRulesMissing as it.
  */
 export async function jobsAnalyticsText (reader: SqlReader, organizationId: string, jobIds: string[], options: AnalyticsOptions): Promise<AskedJob[]> {
-  const { rules, weeks } = options
+  const { rules, weeks, compare } = options
   const screensReadMax = options.screensReadMax ?? 0
   const rows = await reader.rows(BatchRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
@@ -30,7 +31,7 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
            CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
                 WHEN st.completed > ${screensReadMax}::int
                   THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
-                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins
+                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins${compare === undefined ? PrismaSql.empty : PrismaSql.sql`, comparison.*`}
     FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
     CROSS JOIN ${ASKED(jobIds)}
     LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
@@ -39,11 +40,12 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
              coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
       FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
     ) st ON true
+    ${compare === undefined ? PrismaSql.empty : JOB_COMPARISON(rules, compare, screensReadMax)}
     ORDER BY ask.n`)
   if (rows[0]?.rules_found === false) throw new ZoneRulesMissing(rules)
   return rows.map(row => ({
     jobId: row.asked,
-    found: row.job_id === null ? null : { byStatus: { completed: row.completed, in_progress: row.in_progress, expired: row.expired }, bins: row.bins, version: row.version },
+    found: row.job_id === null ? null : analyticsTextOf(row, compare !== undefined),
   }))
 }
 

@@ -3,6 +3,7 @@ import { OrNull } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import { averageOf } from '../job/rows.js'
+import { BINS_TEXT, COMPARISON, ComparisonColumns, comparisonOf } from '../analytics/comparison-sql.js'
 import { RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
 
 // The organization's rollup: its selected jobs' screens read as one job's, in one statement
@@ -11,17 +12,8 @@ import { RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type
 /** Which of the organization's jobs a rollup covers. */
 export interface JobSelection { organizationId: string, statuses?: string[], userId?: string }
 
-/** A period's completions and their mean, as PostgreSQL wrote it. */
-export interface PeriodText { completed: number, averageScore: string | null }
-
-/** compare=previous_period's figures: the range's, the previous range's (with its bins), the exact difference of their means. */
-export interface ComparisonText { period: PeriodText, previous: PeriodText & { bins: string | null }, averageChange: string | null }
-
 /** The rollup's figures: the single job's, with the jobs counted and the overall average as PostgreSQL wrote it. */
-export interface RollupText extends AnalyticsText { jobCount: number, averageScore: string | null, comparison?: ComparisonText }
-
-/** A rollup's options: the single job's, and the Monday that splits `weeks` into the previous period's and the range's. */
-export interface RollupOptions extends AnalyticsOptions { splitAt?: string }
+export interface RollupText extends AnalyticsText { jobCount: number, averageScore: string | null }
 
 const RollupRow = Type.Object({
   rules_found: Type.Boolean(),
@@ -32,12 +24,7 @@ const RollupRow = Type.Object({
   average: OrNull(Type.String()),
   bins: OrNull(Type.String()),
   version: Type.String(),
-  previous_bins: Type.Optional(OrNull(Type.String())),
-  period_completed: Type.Optional(Type.Integer()),
-  period_average: Type.Optional(OrNull(Type.String())),
-  previous_completed: Type.Optional(Type.Integer()),
-  previous_average: Type.Optional(OrNull(Type.String())),
-  average_change: Type.Optional(OrNull(Type.String())),
+  ...ComparisonColumns,
 })
 const VersionRow = Type.Object({ version: Type.String() })
 
@@ -55,23 +42,6 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
 const SELECTION_VERSION = (selected: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(md5(string_agg(j.id::text, ',' ORDER BY j.id)), '') FROM ${selected} j)
       || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`
 
-/** Bins as text (`[["YYYY-MM-DD",count,average],…]`, ascending), of the week sums `where` keeps. */
-const BINS_TEXT = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
-                                    || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
-            FROM week_sums w WHERE ${where})`
-
-/**
- * compare's columns: the week sums before `splitAt` are the previous period's, the others the
- * range's; the change of means exact, as one fraction (s₁·n₂ − s₂·n₁) / (n₁·n₂), then rounded once.
- */
-const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
-    SELECT ${BINS_TEXT(PrismaSql.sql`w.week < ${splitAt}::timestamp`)} AS previous_bins,
-           cur.completed AS period_completed, ${averageOf(PrismaSql.sql`cur.score_sum`, PrismaSql.sql`cur.scored`)}::text AS period_average,
-           prev.completed AS previous_completed, ${averageOf(PrismaSql.sql`prev.score_sum`, PrismaSql.sql`prev.scored`)}::text AS previous_average,
-           ((trim_scale(cur.score_sum) * prev.scored - trim_scale(prev.score_sum) * cur.scored) / nullif(cur.scored::numeric * prev.scored, 0))::float8::text AS average_change
-    FROM ${SIDE(PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} cur, ${SIDE(PrismaSql.sql`w.week < ${splitAt}::timestamp`)} prev`
-const SIDE = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT coalesce(sum(w.completed), 0)::int AS completed, coalesce(sum(w.scored), 0)::int AS scored, coalesce(sum(w.score_sum), 0) AS score_sum FROM week_sums w WHERE ${where})`
-
 /**
  * The rollup of the selected jobs, as one job's figures: the counts and the overall mean from
  * each job's summaries and unfolded deltas, the completions by local week (only `weeks`' when
@@ -81,8 +51,10 @@ const SIDE = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT coal
  * divided once (averageOf): exact, never an average of the jobs' averages. Throws
  * ZoneRulesMissing when the database lacks the zone's rules.
  */
-export async function organizationAnalyticsText (reader: SqlReader, selection: JobSelection, options: RollupOptions): Promise<RollupText> {
-  const { rules, weeks, splitAt } = options
+export async function organizationAnalyticsText (reader: SqlReader, selection: JobSelection, options: AnalyticsOptions): Promise<RollupText> {
+  const { rules, compare } = options
+  const weeks = compare?.weeks ?? options.weeks
+  const splitAt = compare?.splitAt
   const screensReadMax = options.screensReadMax ?? 0
   const [row] = await reader.rows(RollupRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone})),
@@ -122,15 +94,7 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
          ${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`CROSS JOIN LATERAL (${COMPARISON(splitAt)}) comparison`}`)
   if (!row!.rules_found) throw new ZoneRulesMissing(rules)
   const { job_count: jobCount, completed, in_progress: inProgress, expired, average, bins, version } = row!
-  const rollup: RollupText = { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version }
-  if (splitAt !== undefined) {
-    const r = row!
-    rollup.comparison = {
-      period: { completed: r.period_completed!, averageScore: r.period_average ?? null },
-      previous: { completed: r.previous_completed!, averageScore: r.previous_average ?? null, bins: r.previous_bins ?? null },
-      averageChange: r.average_change ?? null,
-    }
-  }
+  const rollup: RollupText = { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version, ...(compare !== undefined ? { comparison: comparisonOf(row!) } : {}) }
   return rollup
 }
 

@@ -7,12 +7,13 @@ import { zoneRules } from '../../../src/zones/rules.js'
 import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createTenant } from '../../helpers/fixtures.js'
 import { checkProperty, storableScore } from '../../helpers/property.js'
+import { referenceRollup, sameRollup, type ReferenceRollup } from '../../helpers/rollup-reference.js'
 
 // Random organizations' jobs and screens, random writes between calls (screens added, changed,
 // deleted and moved, jobs moved to the other organization and deleted), a random zone and
-// range: every entry of a batch equals, byte for byte, what the single-job call answers for
+// range, compare=previous_period or not: every entry of a batch equals, byte for byte, what the single-job call answers for
 // that job with nothing written between the two; a job that is not the caller's is the one
-// not-found entry. ANALYTICS_SCREENS_READ_MAX is 3: a job's bins come from its screens or its
+// not-found entry; a job's comparison equals rollup-reference.ts's of the job alone. ANALYTICS_SCREENS_READ_MAX is 3: a job's bins come from its screens or its
 // summaries as it grows.
 
 const { app, prisma } = await buildTestApp(t, { env: { ANALYTICS_SCREENS_READ_MAX: '3', RATE_LIMIT_MAX: '1000000' } })
@@ -59,16 +60,19 @@ const arb = fc.record({
   asked: fc.array(fc.oneof({ weight: 6, arbitrary: fc.nat(5) }, { weight: 1, arbitrary: fc.constant(-1) }), { minLength: 1, maxLength: 10 }),
   tz: fc.option(fc.constantFrom(...zones), { nil: undefined, freq: 3 }),
   range: fc.option(fc.tuple(fc.integer({ min: MIN, max: MAX }), fc.integer({ min: 0, max: 200 })).map(([start, days]) => ({ from: day(start), to: day(start + days * 86_400_000) })), { nil: undefined }),
+  compare: fc.boolean(),
 })
 
 let entries = 0
+let compared = 0
 let notFound = 0
 let fromSummaries = 0
 t.test('every entry of a batch is the single-job answer of the same state', async t => {
-  await checkProperty(t, 'jobs analytics batch', arb, async ({ writes, asked, tz, range }) => {
+  await checkProperty(t, 'jobs analytics batch', arb, async ({ writes, asked, tz, range, compare }) => {
     for (const w of writes) await apply(w)
     const ids = asked.map(i => i === -1 ? randomUUID() : jobs[i]!)
-    const query = new URLSearchParams({ ...(tz !== undefined ? { tz } : {}), ...(range ?? {}) }).toString()
+    const comparing = compare && range !== undefined
+    const query = new URLSearchParams({ ...(tz !== undefined ? { tz } : {}), ...(range ?? {}), ...(comparing ? { compare: 'previous_period' } : {}) }).toString()
     const url = `/api/analytics/jobs?${[...ids.map(id => `job_id=${id}`), query].filter(p => p !== '').join('&')}`
     const res = await app.inject({ url, headers: home.auth })
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
@@ -78,11 +82,18 @@ t.test('every entry of a batch is the single-job answer of the same state', asyn
       if (one.statusCode === 200) {
         parts.push(`{"job_id":"${id}","analytics":${one.body}}`)
         if ((one.json() as { interviews_by_status: { completed: number } }).interviews_by_status.completed > 3) fromSummaries++
+        if (comparing) {
+          // The job's figures and its comparison, against the JavaScript computation from its rows.
+          const reference = await referenceRollup(prisma, home.organizationId, { ...(tz !== undefined ? { tz } : {}), range: range!, jobIds: [id], compare: true })
+          const { job_count: _, average_score: __, ...want } = reference
+          if (!sameRollup(one.json() as ReferenceRollup, want as ReferenceRollup)) throw new Error(`${id} ${query}:\n got ${one.body}\nwant ${JSON.stringify(want)}`)
+          compared++
+        }
       } else if (one.statusCode === 404) { parts.push(`{"job_id":"${id}","error":${JSON.stringify(JOB_NOT_FOUND_ENTRY)}}`); notFound++ } else throw new Error(`${id}: ${one.statusCode} ${one.body}`)
       entries++
     }
     const want = `{"jobs":[${parts.join(',')}]}`
     if (res.body !== want) throw new Error(`${url}:\n got ${res.body}\nwant ${want}`)
   }, 100)
-  t.comment(`property figures: jobs analytics batch: ${entries} entries compared (${notFound} not the caller's, ${fromSummaries} with their bins from the summaries)`)
+  t.comment(`property figures: jobs analytics batch: ${entries} entries compared (${notFound} not the caller's, ${compared} beside their previous period and equal to the reference's, ${fromSummaries} with their bins from the summaries)`)
 })

@@ -37,13 +37,37 @@ const foreign = await jobWith([completed('2026-01-06T10:00:00Z', 99)], other)
 const missing = randomUUID()
 
 t.test('each entry is the single-job answer, byte for byte, in the order asked', async t => {
-  for (const query of ['', 'tz=Europe/Berlin', 'tz=America/New_York&from=2025-12-20&to=2026-03-10', 'tz=Asia/Kolkata&from=2026-01-07&to=2026-01-07']) {
+  for (const query of ['', 'tz=Europe/Berlin', 'tz=America/New_York&from=2025-12-20&to=2026-03-10', 'tz=Asia/Kolkata&from=2026-01-07&to=2026-01-07', 'tz=America/New_York&from=2026-01-20&to=2026-03-10&compare=previous_period']) {
     const res = await batch([large, small, empty], query)
     t.equal(res.statusCode, 200, query)
     t.equal(res.headers['tzdata-version'], (await single(small, query)).headers['tzdata-version'])
     const want = `{"jobs":[${await Promise.all([large, small, empty].map(async id => `{"job_id":"${id}","analytics":${(await single(id, query)).body}}`)).then(parts => parts.join(','))}]}`
     t.equal(res.body, want, `${query}: the entries are the single answers`)
   }
+})
+
+// The small job's two completions (80 and 61.25) are in the week of 2026-01-05: the week
+// before the range 2026-01-12..18. The batch's entry is the single answer (above).
+t.test('compare=previous_period on the single job and the batch', async t => {
+  const res = await single(small, 'from=2026-01-12&to=2026-01-18&compare=previous_period')
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), {
+    average_score_by_week: [{ week: '2026-01-12', average_score: null, count: 0 }],
+    total_interviews: 3,
+    period: { from: '2026-01-12', to: '2026-01-18', completed: 0, average_score: null },
+    previous: { from: '2026-01-05', to: '2026-01-11', completed: 2, average_score: 70.625, average_score_by_week: [{ week: '2026-01-05', average_score: 70.625, count: 2 }] },
+    change: { completed: -2, average_score: null },
+  })
+  const plain = await single(small, 'from=2026-01-12&to=2026-01-18')
+  t.notOk('period' in plain.json(), 'without compare, the answer as before')
+  t.not(res.headers.etag, plain.headers.etag, 'and another ETag')
+  t.equal(res.body.slice(0, plain.body.length - 1), plain.body.slice(0, -1), 'the same answer, the comparison after it')
+  for (const answer of [await single(small, 'compare=previous_period'), await batch([small], 'compare=previous_period')]) {
+    t.equal(answer.statusCode, 400, 'compare without a range')
+    t.match(answer.json(), { code: 'invalid_request', details: [{ path: 'querystring/compare' }] })
+  }
+  const free = await createTenant(prisma, { plan: 'free' })
+  t.equal((await single(small, 'compare=previous_period', free.auth)).statusCode, 400, 'a 400 before the plan\'s 403')
 })
 
 t.test('another organization\'s job and a missing one get the same entry; duplicates are answered once', async t => {

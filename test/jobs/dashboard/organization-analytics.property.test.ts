@@ -7,7 +7,7 @@ import { createUser } from '../../../src/admin/commands.js'
 import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createTenant, type Tenant } from '../../helpers/fixtures.js'
 import { checkProperty, storableScore } from '../../helpers/property.js'
-import { referenceRollup, type ReferenceRollup } from '../../helpers/rollup-reference.js'
+import { referenceRollup, sameRollup, type ReferenceRollup } from '../../helpers/rollup-reference.js'
 
 // Random jobs of two organizations (two recruiters in one), screens in random states and
 // zones, random writes between calls (screens added, completed, deleted and moved between
@@ -64,24 +64,6 @@ const arb = fc.record({
   compare: fc.boolean(),
 })
 
-/** Equal, the means to the last bits (PostgreSQL rounds the quotient to at least 16 digits before the double). */
-const sameMean = (a: number | null, b: number | null): boolean => a === b || (a !== null && b !== null && Math.abs(a - b) <= 4 * Number.EPSILON * Math.abs(b))
-type Bins = ReferenceRollup['average_score_by_week']
-const sameBins = (weeks: Bins, wantWeeks: Bins): boolean => weeks.length === wantWeeks.length &&
-  weeks.every((w, i) => w.week === wantWeeks[i]!.week && w.count === wantWeeks[i]!.count && sameMean(w.average_score, wantWeeks[i]!.average_score))
-/** The answer's figures but its means equal as JSON; the means within sameMean. */
-const sameFigures = (got: Record<string, unknown> | undefined, want: Record<string, unknown> | undefined): boolean => {
-  if (got === undefined || want === undefined) return got === want
-  const { average_score: a, average_score_by_week: weeks, ...rest } = got as { average_score: number | null, average_score_by_week?: Bins }
-  const { average_score: b, average_score_by_week: wantWeeks, ...wantRest } = want as typeof got & { average_score: number | null, average_score_by_week?: Bins }
-  return JSON.stringify(rest) === JSON.stringify(wantRest) && sameMean(a, b) && (weeks === undefined ? wantWeeks === undefined : wantWeeks !== undefined && sameBins(weeks, wantWeeks))
-}
-const same = (got: ReferenceRollup, want: ReferenceRollup): boolean => {
-  const { period, previous, change, ...figures } = got
-  const { period: wantPeriod, previous: wantPrevious, change: wantChange, ...wantFigures } = want
-  return sameFigures(figures, wantFigures) && sameFigures(period, wantPeriod) && sameFigures(previous, wantPrevious) && sameFigures(change, wantChange)
-}
-
 const figures = { compared: 0, previousWeeks: 0, rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0, fromSummaries: 0 }
 t.test('every rollup equals the computation from the raw rows', async t => {
   await checkProperty(t, 'organization rollup', arb, async ({ writes, statuses, user, tz, range, compare }) => {
@@ -95,7 +77,7 @@ t.test('every rollup equals the computation from the raw rows', async t => {
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
     const want = await referenceRollup(prisma, home.organizationId, { ...(tz !== undefined ? { tz } : {}), ...(range !== undefined ? { range } : {}), ...(statuses !== undefined ? { statuses } : {}), ...(userId !== undefined ? { userId } : {}), compare: compared })
     const got = res.json() as ReferenceRollup
-    if (!same(got, want)) throw new Error(`${url}:\n got ${res.body}\nwant ${JSON.stringify(want)}`)
+    if (!sameRollup(got, want)) throw new Error(`${url}:\n got ${res.body}\nwant ${JSON.stringify(want)}`)
     figures.rollups++
     if (compared) { figures.compared++; figures.previousWeeks += got.previous!.average_score_by_week.length }
     figures.screens += got.total_interviews

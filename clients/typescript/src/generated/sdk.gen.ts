@@ -56,6 +56,7 @@ export const getJob = <ThrowOnError extends boolean = false>(options: Options<Ge
  * - `completion_rate`: round(100 × completed / total), halves up; 0 with no screens.
  * - `interviews_by_status`: screens per status, always the three keys; `total_interviews`: all screens.
  * - `average_score_by_week`: completed screens by the Monday of their completion week in `tz` (default UTC; daylight saving respected, by the zone rules of the tzdata release that the `Tzdata-Version` header names), ascending; `count` = completed screens that week, `average_score` = mean of those with a score, null when none has. Weeks with nothing completed are omitted, except inside a `from`/`to` range: then every week overlapping the range appears, with `count: 0` and `average_score: null` where empty.
+ * - `compare=previous_period` (with `from` and `to`) adds `period` (the range's completions and their mean), `previous` (the same for the range moved back by as many whole weeks as it spans, weeks aligned, with its bins) and `change` (the differences).
  *
  * Send the `ETag` back in `If-None-Match` to get a 304 while the job's screens have not changed: it is answered from a version of the job's figures, without computing them, whatever the job's size.
  *
@@ -74,7 +75,7 @@ export const getJobAnalytics = <ThrowOnError extends boolean = false>(options: O
  *
  * The analytics of up to 100 jobs in one call, for a dashboard: `GET /api/analytics/jobs?job_id=…&job_id=…`. **Pro plan only**, as `GET /api/jobs/{jobId}/analytics`: a caller on the free tier gets 403 with `upgrade_url`, whatever the jobs.
  *
- * - Each entry's `analytics` is exactly what `GET /api/jobs/{jobId}/analytics` answers for that job with the same `tz`, `from` and `to`.
+ * - Each entry's `analytics` is exactly what `GET /api/jobs/{jobId}/analytics` answers for that job with the same `tz`, `from`, `to` and `compare`.
  * - The whole answer is read in one snapshot of the database: two jobs' figures never straddle a write.
  * - A job that is not the caller's, missing or another organization's, gets `error` with `code: not_found`, the same in both cases.
  * - Entries come in the order asked; an id asked twice is answered once.

@@ -227,6 +227,9 @@ export type JobAnalytics = {
      * All screens of the job.
      */
     total_interviews: number;
+    period?: AnalyticsPeriod;
+    previous?: AnalyticsPreviousPeriod;
+    change?: AnalyticsPeriodChange;
 };
 
 /**
@@ -845,6 +848,10 @@ export type GetJobAnalyticsData = {
          * Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.
          */
         to?: string;
+        /**
+         * With `from` and `to`: add `period` (the range's completions and their mean score), `previous` (the same for the range as many weeks earlier, with its weekly bins) and `change` (the differences).
+         */
+        compare?: 'previous_period';
     };
     url: '/api/jobs/{jobId}/analytics';
 };
@@ -929,6 +936,10 @@ export type GetJobsAnalyticsData = {
          * Last day of the range (inclusive, years 1900 to 2999). Goes with `from`.
          */
         to?: string;
+        /**
+         * With `from` and `to`: add `period` (the range's completions and their mean score), `previous` (the same for the range as many weeks earlier, with its weekly bins) and `change` (the differences).
+         */
+        compare?: 'previous_period';
     };
     url: '/api/analytics/jobs';
 };
