@@ -94,8 +94,7 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
          ${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`CROSS JOIN LATERAL (${COMPARISON(splitAt)}) comparison`}`)
   if (!row!.rules_found) throw new ZoneRulesMissing(rules)
   const { job_count: jobCount, completed, in_progress: inProgress, expired, average, bins, version } = row!
-  const rollup: RollupText = { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version, ...(compare !== undefined ? { comparison: comparisonOf(row!) } : {}) }
-  return rollup
+  return { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version, ...(compare !== undefined ? { comparison: comparisonOf(row!) } : {}) }
 }
 
 /** The selection's version alone (SELECTION_VERSION): what a 304 of the rollup costs, no screen read. */
