@@ -9,6 +9,8 @@
 //   - the organization's rollup (GET /api/analytics/organization) of each, and of a "wide" one
 //     (--wide-jobs jobs of --wide screens: 1,000 of 1,000 by default), ÷ one single-job call
 //     (the issue's targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 jobs and 5M)
+//   - compare=previous_period (26 weeks of 2025 beside the 26 before) ÷ the same range without it:
+//     one large job, the batch and the rollup of the large organization
 // In UTC, Europe/Berlin and America/New_York.
 // BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000 --wide-jobs 1000 --wide 1000]
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -80,7 +82,9 @@ try {
 
   const service = await startService(node, db.apiUrl)
   const batchPath = (ids: string[], tz: string): string => `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}&tz=${tz}`
-  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large' | 'rollup wide'
+  const RANGE = 'from=2025-01-06&to=2025-07-06'
+  const COMPARED = ['single ranged', 'single compared', 'batch ranged', 'batch compared', 'rollup ranged', 'rollup compared'] as const
+  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large' | 'rollup wide' | typeof COMPARED[number]
   const zones = ['UTC', 'Europe/Berlin', 'America/New_York']
   const scenarios = (tz: string): Record<Name, { key: string, paths: string[] }> => ({
     single: { key: small.key, paths: small.jobIds.map(id => `/api/jobs/${id}/analytics?tz=${tz}`) },
@@ -89,6 +93,12 @@ try {
     'rollup small': { key: small.key, paths: [`/api/analytics/organization?tz=${tz}`] },
     'rollup large': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}`] },
     'rollup wide': { key: wide.key, paths: [`/api/analytics/organization?tz=${tz}`] },
+    'single ranged': { key: large.key, paths: [`/api/jobs/${large.jobIds[0]}/analytics?tz=${tz}&${RANGE}`] },
+    'single compared': { key: large.key, paths: [`/api/jobs/${large.jobIds[0]}/analytics?tz=${tz}&${RANGE}&compare=previous_period`] },
+    'batch ranged': { key: large.key, paths: [`${batchPath(large.jobIds, tz)}&${RANGE}`] },
+    'batch compared': { key: large.key, paths: [`${batchPath(large.jobIds, tz)}&${RANGE}&compare=previous_period`] },
+    'rollup ranged': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}&${RANGE}`] },
+    'rollup compared': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}&${RANGE}&compare=previous_period`] },
   })
   // Every answer a 200 of the expected size before anything is timed.
   for (const tz of zones) {
@@ -99,9 +109,10 @@ try {
     }
   }
   const rows: string[] = []
+  const compareRows: string[] = []
   const summary: string[] = []
   for (const tz of zones) {
-    const means: Record<Name, number[]> = { single: [], 'batch small': [], 'batch large': [], 'rollup small': [], 'rollup large': [], 'rollup wide': [] }
+    const means = Object.fromEntries(Object.keys(scenarios(tz)).map(name => [name, []])) as unknown as Record<Name, number[]>
     const cases = scenarios(tz)
     for (let round = 0; round < ROUNDS; round++) {
       const order = Object.keys(cases) as Name[]
@@ -116,6 +127,9 @@ try {
     const [single, batchSmall, batchLarge, rollupSmall, rollupLarge, rollupWide] = (['single', 'batch small', 'batch large', 'rollup small', 'rollup large', 'rollup wide'] as Name[]).map(name => median(means[name])!)
     rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** | ${rollupSmall!.toFixed(3)} | ${rollupLarge!.toFixed(3)} | ${rollupWide!.toFixed(3)} | **${(rollupSmall! / single!).toFixed(2)}** | **${(rollupLarge! / single!).toFixed(2)}** | **${(rollupWide! / single!).toFixed(2)}** |`)
     console.log(rows.at(-1))
+    const [single1, single2, batch1, batch2, rollup1, rollup2] = COMPARED.map(name => median(means[name])!)
+    compareRows.push(`| ${tz} | ${single1!.toFixed(3)} | ${single2!.toFixed(3)} | **${(single2! / single1!).toFixed(2)}** | ${batch1!.toFixed(3)} | ${batch2!.toFixed(3)} | **${(batch2! / batch1!).toFixed(2)}** | ${rollup1!.toFixed(3)} | ${rollup2!.toFixed(3)} | **${(rollup2! / rollup1!).toFixed(2)}** |`)
+    console.log(compareRows.at(-1))
     summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}, rollup ÷ single ${(rollupSmall! / single!).toFixed(2)} (small org), ${(rollupLarge! / single!).toFixed(2)} (large org), ${(rollupWide! / single!).toFixed(2)} (wide org)`)
   }
   await service.child.stop()
@@ -129,6 +143,12 @@ try {
     '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup wide org, ms | rollup small ÷ single | rollup large ÷ single | rollup wide ÷ single |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
+    '',
+    `compare=previous_period (${RANGE}, 26 weeks, beside the 26 before) against the same range without it, on the large organization (its first job for one job):`,
+    '',
+    '| zone | one job ranged, ms | compared, ms | ÷ | batch of 50 ranged, ms | compared, ms | ÷ | rollup ranged, ms | compared, ms | ÷ |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...compareRows,
     '',
   ].join('\n'))
   console.log(summary.join('\n'))
