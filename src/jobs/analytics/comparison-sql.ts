@@ -2,26 +2,25 @@ import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../../db/row-schemas.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import { averageOf } from '../job/rows.js'
+import { BINS_TEXT } from './bins-text.js'
 import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
 
 // compare=previous_period in the statements (docs/decisions.md, "Dashboards: the previous
 // period"): the weeks of both periods summed once (`week_sums`: week, completed, scored,
 // score_sum), split at the range's first Monday.
 
-/** Bins as text (`[["YYYY-MM-DD",count,average],…]`, ascending), of the week sums `where` keeps. */
-export const BINS_TEXT = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
-                                    || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
-            FROM week_sums w WHERE ${where})`
+const WEEK_SUMS = PrismaSql.sql`week_sums w`
 
-const SIDE = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT coalesce(sum(w.completed), 0)::int AS completed, coalesce(sum(w.scored), 0)::int AS scored, coalesce(sum(w.score_sum), 0) AS score_sum FROM week_sums w WHERE ${where})`
+const SIDE = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT coalesce(sum(w.completed), 0)::int AS completed, coalesce(sum(w.scored), 0)::int AS scored, coalesce(sum(w.score_sum), 0) AS score_sum FROM ${WEEK_SUMS} WHERE ${where})`
 
 /**
- * The comparison's columns (ComparisonColumns) from `week_sums`: before `splitAt` the previous
- * period's, the others the range's; the change of means exact, one fraction
- * (s₁·n₂ − s₂·n₁) / (n₁·n₂) rounded once.
+ * The comparison's columns (ComparisonColumns, and the range's `bins`) from `week_sums`: before
+ * `splitAt` the previous period's, the others the range's; the change of means exact, one
+ * fraction (s₁·n₂ − s₂·n₁) / (n₁·n₂) rounded once.
  */
 export const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
-    SELECT ${BINS_TEXT(PrismaSql.sql`w.week < ${splitAt}::timestamp`)} AS previous_bins,
+    SELECT ${BINS_TEXT(WEEK_SUMS, PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} AS bins,
+           ${BINS_TEXT(WEEK_SUMS, PrismaSql.sql`w.week < ${splitAt}::timestamp`)} AS previous_bins,
            cur.completed AS period_completed, ${averageOf(PrismaSql.sql`cur.score_sum`, PrismaSql.sql`cur.scored`)}::text AS period_average,
            prev.completed AS previous_completed, ${averageOf(PrismaSql.sql`prev.score_sum`, PrismaSql.sql`prev.scored`)}::text AS previous_average,
            ((trim_scale(cur.score_sum) * prev.scored - trim_scale(prev.score_sum) * cur.scored) / nullif(cur.scored::numeric * prev.scored, 0))::float8::text AS average_change
@@ -30,7 +29,8 @@ export const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
 /**
  * One job's (`j`, its counts `st`, the rules `found`) comparison, a lateral subquery: its week
  * sums over both periods from its summaries above `screensReadMax` completions
- * (job_completion_weeks_in_zone), else from its screens, as its bins are read.
+ * (job_completion_weeks_in_zone, one row a week, which job_weekly_bins_in_zone writes as text),
+ * else from its screens (as SMALL_JOB_BINS): the range's bins the same text as without compare.
  */
 export const JOB_COMPARISON = (rules: { set: string, zone: string }, window: ComparisonWindow, screensReadMax: number): PrismaSql.Sql => PrismaSql.sql`LEFT JOIN LATERAL (
       WITH week_sums AS (

@@ -4,8 +4,8 @@ import { OrNull } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import type { ScreenStatus } from '../../generated/prisma/enums.js'
-import { averageOf } from '../job/rows.js'
 import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
+import { BINS_TEXT } from './bins-text.js'
 import { ComparisonColumns, comparisonOf, JOB_COMPARISON } from './comparison-sql.js'
 
 // Analytics' reads: the figures of a job with its weekly bins in a zone, in one statement,
@@ -68,17 +68,26 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  * json_build_array writes it too), or null. With `weeks`, only the bins of those weeks; the
  * condition is in the text only then, where it costs an evaluation per screen.
  */
-export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => PrismaSql.sql`(
-      SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
-                               || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
-      FROM (
+export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => BINS_TEXT(PrismaSql.sql`(
         SELECT date_trunc('week', zone_local_time(s.completed_at, rules.transitions, rules.offsets)) AS week, count(*)::int AS completed,
                count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum
         FROM rules, screens s
         WHERE s.job_id = j.id AND s.status = 'completed'
         GROUP BY 1
-      ) w
-      ${weeks !== undefined ? PrismaSql.sql`WHERE w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : PrismaSql.empty})`
+      ) w`, weeks !== undefined ? PrismaSql.sql`w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : undefined)
+
+/**
+ * A job's (`j`, its counts `st`, the rules `found`) bins column: from its summaries above
+ * `screensReadMax` completions (job_weekly_bins_in_zone), else from its screens
+ * (SMALL_JOB_BINS); with compare, the comparison's columns, its bins among them, read once
+ * for both periods (JOB_COMPARISON, joined as `comparison`).
+ */
+export const JOB_BINS = (rules: ZoneRulesRef, weeks: WeekRange | undefined, screensReadMax: number, compare: ComparisonWindow | undefined): PrismaSql.Sql => compare !== undefined
+  ? PrismaSql.sql`comparison.*`
+  : PrismaSql.sql`CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
+                WHEN st.completed > ${screensReadMax}::int
+                  THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
+                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins`
 
 /** The zone rules a statement computes local weeks with: a set loaded in the database (src/zones/store.ts) and one of its zones. */
 export interface ZoneRulesRef { set: string, zone: string }
@@ -147,10 +156,7 @@ export async function jobAnalyticsText (reader: SqlReader, organizationId: strin
   const rows = await reader.rows(AnalyticsRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
     SELECT found.rules_found, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
-           CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
-                WHEN st.completed > ${screensReadMax}::int
-                  THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
-                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins${compare === undefined ? PrismaSql.empty : PrismaSql.sql`, comparison.*`}
+           ${JOB_BINS(rules, weeks, screensReadMax, compare)}
     FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (

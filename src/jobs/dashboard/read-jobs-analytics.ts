@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import { JOB_COMPARISON } from '../analytics/comparison-sql.js'
-import { AnalyticsRow, analyticsTextOf, RULES_FOUND, SMALL_JOB_BINS, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
+import { AnalyticsRow, analyticsTextOf, JOB_BINS, RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
 
 // The dashboard's batch: many jobs' analytics in one statement, so in one snapshot, each job's
 // figures made of the single-job statement's own parts (jobs/analytics/read.ts): the same
@@ -28,10 +28,7 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
   const rows = await reader.rows(BatchRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
     SELECT found.rules_found, ask.id::text AS asked, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
-           CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
-                WHEN st.completed > ${screensReadMax}::int
-                  THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
-                ELSE ${SMALL_JOB_BINS(weeks)} END AS bins${compare === undefined ? PrismaSql.empty : PrismaSql.sql`, comparison.*`}
+           ${JOB_BINS(rules, weeks, screensReadMax, compare)}
     FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
     CROSS JOIN ${ASKED(jobIds)}
     LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid

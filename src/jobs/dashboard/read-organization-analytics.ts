@@ -3,7 +3,8 @@ import { OrNull } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import { averageOf } from '../job/rows.js'
-import { BINS_TEXT, COMPARISON, ComparisonColumns, comparisonOf } from '../analytics/comparison-sql.js'
+import { BINS_TEXT } from '../analytics/bins-text.js'
+import { COMPARISON, ComparisonColumns, comparisonOf } from '../analytics/comparison-sql.js'
 import { RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
 
 // The organization's rollup: its selected jobs' screens read as one job's, in one statement
@@ -87,8 +88,8 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
     SELECT found.rules_found, (SELECT count(*) FROM jobs_figures)::int AS job_count,
            t.completed::int AS completed, t.in_progress::int AS in_progress, t.expired::int AS expired,
            ${averageOf(PrismaSql.sql`t.score_sum`, PrismaSql.sql`t.scored`)}::text AS average,
-           ${BINS_TEXT(splitAt === undefined ? PrismaSql.sql`true` : PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} AS bins,
-           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`)} AS version${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`, comparison.*`}
+           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`)} AS version,
+           ${splitAt === undefined ? PrismaSql.sql`${BINS_TEXT(PrismaSql.sql`week_sums w`)} AS bins` : PrismaSql.sql`comparison.*`}
     FROM found, (SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
                         coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum FROM jobs_figures) t
          ${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`CROSS JOIN LATERAL (${COMPARISON(splitAt)}) comparison`}`)

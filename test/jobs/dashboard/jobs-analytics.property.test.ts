@@ -87,6 +87,9 @@ t.test('every entry of a batch is the single-job answer of the same state', asyn
           const reference = await referenceRollup(prisma, home.organizationId, { ...(tz !== undefined ? { tz } : {}), range: range!, jobIds: [id], compare: true })
           const { job_count: _, average_score: __, ...want } = reference
           if (!sameRollup(one.json() as ReferenceRollup, want as ReferenceRollup)) throw new Error(`${id} ${query}:\n got ${one.body}\nwant ${JSON.stringify(want)}`)
+          // The range's own figures, byte for byte those of the call without compare.
+          const plain = await app.inject({ url: `/api/jobs/${id}/analytics?${query.replace('&compare=previous_period', '')}`, headers: home.auth })
+          if (!one.body.startsWith(`${plain.body.slice(0, -1)},"period":`)) throw new Error(`${id} ${query}: not the answer without compare:\n${one.body}\n${plain.body}`)
           compared++
         }
       } else if (one.statusCode === 404) { parts.push(`{"job_id":"${id}","error":${JSON.stringify(JOB_NOT_FOUND_ENTRY)}}`); notFound++ } else throw new Error(`${id}: ${one.statusCode} ${one.body}`)
