@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { ZoneRulesStore } from '../zones/store.js'
+import { AnswerCache } from './analytics/answer-cache.js'
 import jobAnalyticsRoute from './analytics/route.js'
 import jobsAnalyticsRoute from './dashboard/jobs-analytics-route.js'
 import organizationAnalyticsRoute from './dashboard/organization-analytics-route.js'
@@ -21,10 +22,12 @@ export interface JobRoutesOptions {
 }
 
 const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (app, { cursorSecret, upgradeUrl, screensReadMax, answerCacheBytes, zoneRules }) => {
+  // One budget for the three analytics operations: a batch's entries are the single job's answers.
+  const answers = new AnswerCache(answerCacheBytes)
   await app.register(getJobRoute)
-  await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules })
-  await app.register(jobsAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
-  await app.register(organizationAnalyticsRoute, { upgradeUrl, screensReadMax, zoneRules })
+  await app.register(jobAnalyticsRoute, { upgradeUrl, screensReadMax, answers, zoneRules })
+  await app.register(jobsAnalyticsRoute, { upgradeUrl, screensReadMax, answers, zoneRules })
+  await app.register(organizationAnalyticsRoute, { upgradeUrl, screensReadMax, answers, zoneRules })
   await app.register(listJobsRoute, { cursorSecret })
 }
 

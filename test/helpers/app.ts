@@ -57,6 +57,19 @@ export async function buildTestApp (t: Teardown, options: { env?: Record<string,
   return { app, db, prisma: db.prisma, config }
 }
 
+/**
+ * A second app on `base`'s database, configured by `env` (as buildTestApp's), its own workers
+ * off: another instance to compare with, e.g. one that keeps no analytics answers.
+ */
+export async function sameDatabaseApp (t: Teardown, base: TestApp, env: Record<string, string>): Promise<FastifyInstance> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY, ...env, SUMMARY_FOLD_INTERVAL_MS: '0', SYNC_PRUNE_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' })
+  const app = await buildApp({ config, database: apiDatabase(base.db, config), webhookLookup: localLookup })
+  t.teardown(async () => { await app.close() })
+  await app.ready()
+  validateEveryResponse(app)
+  return app
+}
+
 /** The database as the app under test gets it (closing it leaves the test's own open). */
 export function apiDatabase (db: TestDatabase, config: Config, options: ClientOptions = {}): Database {
   return db.apiUrl !== undefined ? openServerDatabase(db.apiUrl, config, options) : { ...db, close: async () => {} }

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { jobsAnalyticsText } from '../../src/jobs/dashboard/read-jobs-analytics.js'
+import { zoneRules } from '../../src/zones/rules.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 
@@ -96,4 +98,61 @@ t.test('ANALYTICS_CACHE_BYTES=0: nothing kept; an answer larger than the bound i
     t.equal(queries.length, 1, `${bytes}: one statement`)
     t.ok(readsBins(queries), `${bytes}: the figures read again`)
   }
+})
+
+// The batch and the rollup keep answers in the same cache: a batch's entries are the single
+// job's answers, the rollup's is its question's (the organization named in it).
+const batchUrl = (ids: string[], query = 'tz=Europe/Berlin'): string => `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}&${query}`
+async function askUrl (auth: Record<string, string>, url: string): Promise<Asked> {
+  await app.inject({ url: '/api/me', headers: auth })
+  sent.length = 0
+  const res = await app.inject({ url, headers: auth })
+  return { status: res.statusCode, body: res.body, etag: res.headers.etag as string | undefined, sql: [...sent] }
+}
+
+t.test('a batch: the kept entries given where the version is the same, in one statement', async t => {
+  const second = await createJob(prisma, acme)
+  await createScreens(prisma, second.id, [{ status: 'completed', score: 40, completedAt: monday }])
+  const single = await ask(acme.auth, 'tz=Europe/Berlin')
+  const first = await askUrl(acme.auth, batchUrl([job.id, second.id]))
+  t.equal(first.status, 200)
+  t.equal(first.sql.length, 1, 'one statement')
+  t.match(first.body, `{"job_id":"${job.id}","analytics":${single.body}}`, 'the single answer kept is the entry')
+  const again = await askUrl(acme.auth, batchUrl([job.id, second.id]))
+  t.equal(again.body, first.body, 'the same answer')
+  t.equal(again.sql.length, 1, 'one statement')
+  await createScreens(prisma, second.id, [{ status: 'completed', score: 60, completedAt: monday }])
+  const changed = await askUrl(acme.auth, batchUrl([job.id, second.id]))
+  t.equal(changed.sql.length, 1, 'still one statement')
+  t.match(JSON.parse(changed.body), { jobs: [JSON.parse(first.body).jobs[0], { job_id: second.id, analytics: { average_score_by_week: [{ week: '2026-03-02', count: 2, average_score: 50 }] } }] }, 'the changed job computed again, the other kept')
+  t.equal((await askUrl(globex.auth, batchUrl([job.id]))).body, `{"jobs":[{"job_id":"${job.id}","error":{"code":"not_found","message":"No such job in the caller's organization."}}]}`, 'never to another organization')
+
+  // In the statement: a job whose kept version is current has its figures' version and counts read, not its bins.
+  const options = { rules: { set: zoneRules().id, zone: 'Europe/Berlin' } }
+  const [computed] = await app.database.read(async reader => await jobsAnalyticsText(reader, acme.organizationId, [second.id], options))
+  t.equal(computed!.known, false)
+  t.not(computed!.found!.bins, null, 'no kept version: the bins read')
+  const [known] = await app.database.read(async reader => await jobsAnalyticsText(reader, acme.organizationId, [second.id], options, [computed!.found!.version]))
+  t.equal(known!.known, true)
+  t.equal(known!.found!.bins, null, 'the kept version current: the bins not read')
+  t.same(known!.found!.byStatus, computed!.found!.byStatus)
+  const [stale] = await app.database.read(async reader => await jobsAnalyticsText(reader, acme.organizationId, [second.id], options, ['1:1:1']))
+  t.same(stale, computed, 'another version: read as with none')
+})
+
+t.test('a rollup: the kept answer after the selection\'s version alone, for its organization only', async t => {
+  const url = '/api/analytics/organization?tz=Europe/Berlin'
+  const first = await askUrl(acme.auth, url)
+  t.equal(first.status, 200)
+  t.ok(readsBins(first.sql), 'the first answer reads the figures')
+  const again = await askUrl(acme.auth, url)
+  t.equal(again.body, first.body, 'the same answer')
+  t.equal(again.etag, first.etag)
+  t.equal(again.sql.length, 1, 'one statement')
+  t.notOk(readsBins(again.sql), 'the version only')
+  t.not((await askUrl(globex.auth, url)).body, first.body, 'another organization: its own rollup')
+  await createScreens(prisma, job.id, [{ status: 'expired' }])
+  const changed = await askUrl(acme.auth, url)
+  t.equal(JSON.parse(changed.body).total_interviews, JSON.parse(first.body).total_interviews + 1, 'a write: the new answer')
+  t.equal(changed.sql.length, 2, 'the version, then the figures')
 })

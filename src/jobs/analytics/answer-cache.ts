@@ -1,13 +1,18 @@
 import { LRUCache } from 'lru-cache'
 
-// The last analytics answer given for each question (job, rules, zone, range; the release
-// is the process's), with the version of the job's figures it was computed at. The ETag says
+// The last analytics answer given for each question (job, rules, zone, range, compare; the
+// release is the process's), with the version of the job's figures it was computed at. One
+// cache for the single job, the batch (whose entries are the single job's answers) and the rollup. The ETag says
 // the answer is the same while that version is, so a repeated question costs the version's
 // read (the job's summary rows and unfolded deltas, not its screens) instead of the figures';
 // a kept answer is never given without that read, which is scoped to the caller's organization.
 // "Least recently asked": looked up, whether or not the answer was then given.
 
 export interface CachedAnswer { version: string, body: string }
+
+/** A job's analytics question: what the single job's answer (and a batch's entry) depends on besides the version. */
+export const jobQuestion = (jobId: string, rulesId: string, zone: string, from = '', to = '', compare = ''): string =>
+  `${jobId}|${rulesId}|${zone}|${from}|${to}|${compare}`
 
 export class AnswerCache {
   private readonly answers: LRUCache<string, CachedAnswer> | undefined

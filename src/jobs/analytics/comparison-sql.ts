@@ -31,24 +31,28 @@ export const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
  * sums over both periods from its summaries above `screensReadMax` completions
  * (job_completion_weeks_in_zone, one row a week, which job_weekly_bins_in_zone writes as text),
  * else from its screens (as SMALL_JOB_BINS): the range's bins the same text as without compare.
+ * Where `known` holds, nothing is read (the caller keeps the answer).
  */
-export const JOB_COMPARISON = (rules: { set: string, zone: string }, window: ComparisonWindow, screensReadMax: number): PrismaSql.Sql => PrismaSql.sql`LEFT JOIN LATERAL (
+export const JOB_COMPARISON = (rules: { set: string, zone: string }, window: ComparisonWindow, screensReadMax: number, known?: PrismaSql.Sql): PrismaSql.Sql => {
+  const unknown = known === undefined ? PrismaSql.empty : PrismaSql.sql` AND NOT ${known}`
+  return PrismaSql.sql`LEFT JOIN LATERAL (
       WITH week_sums AS (
         SELECT p.week, sum(p.completed)::int AS completed, sum(p.scored)::int AS scored, coalesce(sum(p.score_sum), 0) AS score_sum
         FROM (
           SELECT w.week, w.completed, w.scored, w.score_sum
           FROM job_completion_weeks_in_zone(j.id, ${rules.set}, ${rules.zone}, ${window.weeks.first}::timestamp, ${window.weeks.last}::timestamp) w
-          WHERE found.rules_found AND st.completed > ${screensReadMax}::int
+          WHERE found.rules_found AND st.completed > ${screensReadMax}::int${unknown}
           UNION ALL
           SELECT date_trunc('week', zone_local_time(s.completed_at, rules.transitions, rules.offsets)), 1, (s.score IS NOT NULL)::int, s.score::text::numeric
           FROM rules, screens s
-          WHERE s.job_id = j.id AND s.status = 'completed' AND st.completed <= ${screensReadMax}::int
+          WHERE s.job_id = j.id AND s.status = 'completed' AND st.completed <= ${screensReadMax}::int${unknown}
         ) p
         WHERE p.week BETWEEN ${window.weeks.first}::timestamp AND ${window.weeks.last}::timestamp
         GROUP BY p.week
       )
       ${COMPARISON(window.splitAt)}
     ) comparison ON j.id IS NOT NULL`
+}
 
 /** The columns COMPARISON adds to a statement's row (absent without compare; null for a job not found). */
 export const ComparisonColumns = {

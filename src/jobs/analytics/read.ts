@@ -80,11 +80,12 @@ export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => B
  * A job's (`j`, its counts `st`, the rules `found`) bins column: from its summaries above
  * `screensReadMax` completions (job_weekly_bins_in_zone), else from its screens
  * (SMALL_JOB_BINS); with compare, the comparison's columns, its bins among them, read once
- * for both periods (JOB_COMPARISON, joined as `comparison`).
+ * for both periods (JOB_COMPARISON, joined as `comparison`). Not read where `known` holds (the
+ * caller keeps the answer of the version the statement reads: the batch's kept answers).
  */
-export const JOB_BINS = (rules: ZoneRulesRef, weeks: WeekRange | undefined, screensReadMax: number, compare: ComparisonWindow | undefined): PrismaSql.Sql => compare !== undefined
+export const JOB_BINS = (rules: ZoneRulesRef, weeks: WeekRange | undefined, screensReadMax: number, compare: ComparisonWindow | undefined, known?: PrismaSql.Sql): PrismaSql.Sql => compare !== undefined
   ? PrismaSql.sql`comparison.*`
-  : PrismaSql.sql`CASE WHEN j.id IS NULL OR NOT found.rules_found THEN NULL
+  : PrismaSql.sql`CASE WHEN j.id IS NULL OR NOT found.rules_found${known === undefined ? PrismaSql.empty : PrismaSql.sql` OR ${known}`} THEN NULL
                 WHEN st.completed > ${screensReadMax}::int
                   THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
                 ELSE ${SMALL_JOB_BINS(weeks)} END AS bins`

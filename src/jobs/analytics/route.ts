@@ -10,7 +10,7 @@ import { ConditionalHeaders, JobParams } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
-import { AnswerCache } from './answer-cache.js'
+import { jobQuestion, type AnswerCache } from './answer-cache.js'
 import { analyticsBody } from './body.js'
 import { askHook } from './ask-hook.js'
 import { screensReadMaxIn } from './query.js'
@@ -21,9 +21,8 @@ import { rulesMissingAs503 } from './rules-missing.js'
  * GET /api/jobs/{jobId}/analytics (Pro): a job's figures and weekly bins in a zone, by the
  * service's zone rules (`zoneRules`: src/zones/).
  */
-const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, answerCacheBytes: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, answerCacheBytes, zoneRules }) => {
+const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, answers: AnswerCache, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, answers, zoneRules }) => {
   const { rules } = zoneRules
-  const answers = new AnswerCache(answerCacheBytes)
   const readAsk = askHook(app, rules)
 
   app.get('/jobs/:jobId/analytics', {
@@ -74,7 +73,7 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     // Not kept in a zone the summaries cannot place: its weeks come from the screens, and a
     // completion moved within its quarter hour can change them without changing the version.
     const keepable = rules.summarizable(zone)
-    const question = `${jobId}|${rules.id}|${zone}|${from ?? ''}|${to ?? ''}|${comparing ?? ''}`
+    const question = jobQuestion(jobId, rules.id, zone, from, to, comparing)
     const cached = keepable ? answers.get(question) : undefined
     if (conditional !== undefined || cached !== undefined) {
       const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId, cached === undefined ? undefined : { set: rules.id, zone }))

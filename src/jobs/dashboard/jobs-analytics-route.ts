@@ -9,18 +9,19 @@ import { ConditionalHeaders } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
+import { jobQuestion, type AnswerCache } from '../analytics/answer-cache.js'
 import { askHook } from '../analytics/ask-hook.js'
 import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
-import { distinctIds, jobsAnalyticsBody, versionsOf } from './jobs-analytics-answer.js'
+import { computedAnalytics, distinctIds, jobsAnalyticsBody, versionsOf } from './jobs-analytics-answer.js'
 import { jobsAnalyticsText, jobsAnalyticsVersions } from './read-jobs-analytics.js'
 
 type Request = FastifyRequest<{ Querystring: Static<typeof JobsAnalyticsQuery> }>
 
-export interface JobsAnalyticsOptions { upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }
+export interface JobsAnalyticsOptions { upgradeUrl: string, screensReadMax: number, answers: AnswerCache, zoneRules: ZoneRulesStore }
 
 /** GET /api/analytics/jobs (Pro): many jobs' analytics, one statement, one snapshot. */
-const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
+const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = async (app, { upgradeUrl, screensReadMax, answers, zoneRules }) => {
   const { rules } = zoneRules
   const readAsk = askHook(app, rules)
 
@@ -58,10 +59,21 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
     }
     await zoneRules.ready()
     const options = { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(compare !== undefined ? { compare } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }
-    const jobs = await app.database.read(async reader => await jobsAnalyticsText(reader, organizationId, ids, options))
+    // Each entry is the single job's answer: the answers kept for its question (answer-cache.ts)
+    // are given where the statement reads the same version, and their figures are not read.
+    const questions = rules.summarizable(zone) ? ids.map(id => jobQuestion(id, rules.id, zone, from, to, comparing)) : undefined
+    const kept = questions?.map(question => answers.get(question))
+    const jobs = await app.database.read(async reader => await jobsAnalyticsText(reader, organizationId, ids, options, kept?.map(answer => answer?.version ?? '')))
       .catch(rulesMissingAs503(zoneRules, request.log))
+    const compute = computedAnalytics(range, compare)
+    const body = jobsAnalyticsBody(jobs, (job, i) => {
+      if (job.known) return kept![i]!.body
+      const text = compute(job)
+      if (questions !== undefined) answers.set(questions[i]!, { version: job.found.version, body: text })
+      return text
+    })
     return reply.header('etag', etagAt(versionsOf(jobs))).header('tzdata-version', rules.version)
-      .type('application/json; charset=utf-8').send(jobsAnalyticsBody(jobs, range, compare))
+      .type('application/json; charset=utf-8').send(body)
   }
 }
 

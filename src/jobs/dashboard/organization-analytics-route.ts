@@ -11,6 +11,7 @@ import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
 import { analyticsBody } from '../analytics/body.js'
 import type { ComparisonWindow } from '../analytics/comparison-text.js'
+import type { AnswerCache } from '../analytics/answer-cache.js'
 import { askHook } from '../analytics/ask-hook.js'
 import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
@@ -23,7 +24,7 @@ export const rollupBody = (rollup: RollupText, range?: { from: string, to: strin
   `{"job_count":${rollup.jobCount},"average_score":${rollup.averageScore ?? 'null'},` + analyticsBody(rollup, range, window).slice(1)
 
 /** GET /api/analytics/organization (Pro): the selected jobs' screens as one job's, one statement. */
-const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, zoneRules }) => {
+const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, answers: AnswerCache, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, answers, zoneRules }) => {
   const { rules } = zoneRules
   const readAsk = askHook(app, rules)
 
@@ -52,17 +53,27 @@ const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string
     const states = statuses === undefined ? undefined : [...new Set(statuses)].sort()
     const selection: JobSelection = { organizationId: request.caller.organization.id, ...(states !== undefined ? { statuses: states } : {}), ...(userId !== undefined ? { userId: userId.toLowerCase() } : {}) }
     const { zone, range, weeks, compare: window } = request.analyticsAsk!
-    const etagAt = (version: string): string => versionedEtag(['organization-analytics', serviceVersion, rules.id, zone, from, to, states?.join(',') ?? '', selection.userId ?? '', compare ?? '', version])
+    const inputs = [rules.id, zone, from, to, states?.join(',') ?? '', selection.userId ?? '', compare ?? '']
+    const etagAt = (version: string): string => versionedEtag(['organization-analytics', serviceVersion, ...inputs, version])
     const conditional = request.headers['if-none-match']
-    if (conditional !== undefined) {
-      const etag = etagAt(await app.database.read(async reader => await organizationAnalyticsVersion(reader, selection)))
-      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+    // As the single job's: the last answer to the question is kept with its version, and given
+    // again after the version's read (no screen, no bin) while it holds; the question names the
+    // organization, which the selection's version does not.
+    const question = rules.summarizable(zone) ? ['organization', selection.organizationId, ...inputs].join('|') : undefined
+    const cached = question === undefined ? undefined : answers.get(question)
+    if (conditional !== undefined || cached !== undefined) {
+      const current = await app.database.read(async reader => await organizationAnalyticsVersion(reader, selection, cached === undefined ? undefined : { set: rules.id, zone }))
+      const etag = etagAt(current.version)
+      if (conditional !== undefined && ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+      if (cached?.version === current.version && current.rulesFound) return reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(cached.body)
     }
     await zoneRules.ready()
     const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(window !== undefined ? { compare: window } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }))
       .catch(rulesMissingAs503(zoneRules, request.log))
+    const body = rollupBody(rollup, range, window)
+    if (question !== undefined) answers.set(question, { version: rollup.version, body })
     return reply.header('etag', etagAt(rollup.version)).header('tzdata-version', rules.version)
-      .type('application/json; charset=utf-8').send(rollupBody(rollup, range, window))
+      .type('application/json; charset=utf-8').send(body)
   }
 }
 

@@ -8,41 +8,55 @@ import { AnalyticsRow, analyticsTextOf, JOB_BINS, RULES_FOUND, VERSION_OF, VERSI
 // figures made of the single-job statement's own parts (jobs/analytics/read.ts): the same
 // summaries, the same bins, the same text, byte for byte.
 
-/** One asked job: its figures, or null when it is not the caller's (missing or another organization's). */
-export interface AskedJob { jobId: string, found: AnalyticsText | null }
+/**
+ * One asked job: its figures, or null when it is not the caller's (missing or another
+ * organization's); `known` when their version is the one the caller said it keeps an answer
+ * of: then only the version and the counts are read, the bins and the comparison are not.
+ */
+export interface AskedJob { jobId: string, found: AnalyticsText | null, known: boolean }
 
-const BatchRow = Type.Object({ ...AnalyticsRow.properties, asked: Type.String() })
+const BatchRow = Type.Object({ ...AnalyticsRow.properties, asked: Type.String(), known: Type.Boolean() })
 const BatchVersionRow = Type.Object({ asked: Type.String(), version: Type.String() })
 
 /** The ids as one parameter: checked UUIDs, sent as text (the reader sends scalars only). */
 const ASKED = (jobIds: string[]): PrismaSql.Sql =>
   PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[]) WITH ORDINALITY AS ask(id, n)`
 
+/** ASKED with the version of each job's kept answer (`''`: none; versions hold digits and colons only). */
+const ASKED_KNOWN = (jobIds: string[], known: string[]): PrismaSql.Sql =>
+  PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[], string_to_array(${known.join(',')}, ',', '')) WITH ORDINALITY AS ask(id, known, n)`
+
+/** The job's figures are those of the answer the caller keeps. */
+const KNOWN = PrismaSql.sql`ask.known IS NOT DISTINCT FROM st.version`
+
 /**
  * The analytics of each of `jobIds` (distinct, lower-case UUIDs), in their order: per job,
- * what jobAnalyticsText answers for it, all in one statement. Throws ZoneRulesMissing as it.
+ * what jobAnalyticsText answers for it, all in one statement; `known[i]` the version of the
+ * answer the caller keeps for `jobIds[i]` (`''` or absent: none), whose figures are then read
+ * only if the version moved. Throws ZoneRulesMissing as jobAnalyticsText.
  */
-export async function jobsAnalyticsText (reader: SqlReader, organizationId: string, jobIds: string[], options: AnalyticsOptions): Promise<AskedJob[]> {
+export async function jobsAnalyticsText (reader: SqlReader, organizationId: string, jobIds: string[], options: AnalyticsOptions, known: string[] = []): Promise<AskedJob[]> {
   const { rules, weeks, compare } = options
   const screensReadMax = options.screensReadMax ?? 0
   const rows = await reader.rows(BatchRow, PrismaSql.sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
     SELECT found.rules_found, ask.id::text AS asked, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
-           ${JOB_BINS(rules, weeks, screensReadMax, compare)}
+           j.id IS NOT NULL AND ${KNOWN} AS known, ${JOB_BINS(rules, weeks, screensReadMax, compare, KNOWN)}
     FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
-    CROSS JOIN ${ASKED(jobIds)}
+    CROSS JOIN ${ASKED_KNOWN(jobIds, jobIds.map((_, i) => known[i] ?? ''))}
     LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
              coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
       FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
     ) st ON true
-    ${compare === undefined ? PrismaSql.empty : JOB_COMPARISON(rules, compare, screensReadMax)}
+    ${compare === undefined ? PrismaSql.empty : JOB_COMPARISON(rules, compare, screensReadMax, KNOWN)}
     ORDER BY ask.n`)
   if (rows[0]?.rules_found === false) throw new ZoneRulesMissing(rules)
   return rows.map(row => ({
     jobId: row.asked,
     found: row.job_id === null ? null : analyticsTextOf(row, compare !== undefined),
+    known: row.known,
   }))
 }
 

@@ -5,7 +5,7 @@ import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import { averageOf } from '../job/rows.js'
 import { BINS_TEXT } from '../analytics/bins-text.js'
 import { COMPARISON, ComparisonColumns, comparisonOf } from '../analytics/comparison-sql.js'
-import { RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
+import { RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText, type ZoneRulesRef } from '../analytics/read.js'
 
 // The organization's rollup: its selected jobs' screens read as one job's, in one statement
 // (so one snapshot), and the version of their figures alone (a 304's read).
@@ -27,7 +27,7 @@ const RollupRow = Type.Object({
   version: Type.String(),
   ...ComparisonColumns,
 })
-const VersionRow = Type.Object({ version: Type.String() })
+const VersionRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
 
 /** The selected jobs (`j.id`), the caller's only. */
 const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql.Sql => PrismaSql.sql`
@@ -98,10 +98,13 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
   return { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version, ...(compare !== undefined ? { comparison: comparisonOf(row!) } : {}) }
 }
 
-/** The selection's version alone (SELECTION_VERSION): what a 304 of the rollup costs, no screen read. */
-export async function organizationAnalyticsVersion (reader: SqlReader, selection: JobSelection): Promise<string> {
+/**
+ * The selection's version alone (SELECTION_VERSION): what a 304 of the rollup, or a kept answer,
+ * costs, no screen read. With `rules`, also whether the database has them (as analyticsVersion).
+ */
+export async function organizationAnalyticsVersion (reader: SqlReader, selection: JobSelection, rules?: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean }> {
   const [row] = await reader.rows(VersionRow, PrismaSql.sql`
     WITH selected AS MATERIALIZED (${SELECTED(selection)})
-    SELECT ${SELECTION_VERSION(PrismaSql.sql`selected`)} AS version`)
-  return row!.version
+    SELECT ${SELECTION_VERSION(PrismaSql.sql`selected`)} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found`)
+  return { version: row!.version, rulesFound: row!.rules_found }
 }

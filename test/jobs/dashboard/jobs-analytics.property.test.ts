@@ -4,7 +4,7 @@ import t from 'tap'
 import type { ScreenStatus } from '../../../src/generated/prisma/enums.js'
 import { JOB_NOT_FOUND_ENTRY } from '../../../src/jobs/dashboard/jobs-analytics-answer.js'
 import { zoneRules } from '../../../src/zones/rules.js'
-import { buildTestApp } from '../../helpers/app.js'
+import { buildTestApp, sameDatabaseApp } from '../../helpers/app.js'
 import { createJob, createTenant } from '../../helpers/fixtures.js'
 import { checkProperty, storableScore } from '../../helpers/property.js'
 import { referenceRollup, sameRollup, type ReferenceRollup } from '../../helpers/rollup-reference.js'
@@ -16,7 +16,12 @@ import { referenceRollup, sameRollup, type ReferenceRollup } from '../../helpers
 // not-found entry; a job's comparison equals rollup-reference.ts's of the job alone. ANALYTICS_SCREENS_READ_MAX is 3: a job's bins come from its screens or its
 // summaries as it grows.
 
-const { app, prisma } = await buildTestApp(t, { env: { ANALYTICS_SCREENS_READ_MAX: '3', RATE_LIMIT_MAX: '1000000' } })
+const env = { ANALYTICS_SCREENS_READ_MAX: '3', RATE_LIMIT_MAX: '1000000' }
+const base = await buildTestApp(t, { env })
+const { app, prisma } = base
+// The single answers to compare with, from an instance that keeps none: the batch's entries
+// may be answers the app kept (its single job's or an earlier batch's), never computed twice.
+const computed = await sameDatabaseApp(t, base, { ...env, ANALYTICS_CACHE_BYTES: '0' })
 const home = await createTenant(prisma, { plan: 'pro' })
 const away = await createTenant(prisma, { plan: 'pro' })
 const zones = zoneRules().names()
@@ -63,6 +68,10 @@ const arb = fc.record({
   compare: fc.boolean(),
 })
 
+const STANDING = ['tz=Europe/Berlin', 'tz=America/New_York&from=2025-06-02&to=2025-09-28&compare=previous_period']
+const lastEtags = new Map<string, string>()
+let standing = 0
+let unchanged = 0
 let entries = 0
 let compared = 0
 let notFound = 0
@@ -78,7 +87,7 @@ t.test('every entry of a batch is the single-job answer of the same state', asyn
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
     const parts: string[] = []
     for (const id of [...new Set(ids)]) {
-      const one = await app.inject({ url: `/api/jobs/${id}/analytics${query === '' ? '' : `?${query}`}`, headers: home.auth })
+      const one = await computed.inject({ url: `/api/jobs/${id}/analytics${query === '' ? '' : `?${query}`}`, headers: home.auth })
       if (one.statusCode === 200) {
         parts.push(`{"job_id":"${id}","analytics":${one.body}}`)
         if ((one.json() as { interviews_by_status: { completed: number } }).interviews_by_status.completed > 3) fromSummaries++
@@ -88,7 +97,7 @@ t.test('every entry of a batch is the single-job answer of the same state', asyn
           const { job_count: _, average_score: __, ...want } = reference
           if (!sameRollup(one.json() as ReferenceRollup, want as ReferenceRollup)) throw new Error(`${id} ${query}:\n got ${one.body}\nwant ${JSON.stringify(want)}`)
           // The range's own figures, byte for byte those of the call without compare.
-          const plain = await app.inject({ url: `/api/jobs/${id}/analytics?${query.replace('&compare=previous_period', '')}`, headers: home.auth })
+          const plain = await computed.inject({ url: `/api/jobs/${id}/analytics?${query.replace('&compare=previous_period', '')}`, headers: home.auth })
           if (!one.body.startsWith(`${plain.body.slice(0, -1)},"period":`)) throw new Error(`${id} ${query}: not the answer without compare:\n${one.body}\n${plain.body}`)
           compared++
         }
@@ -97,6 +106,22 @@ t.test('every entry of a batch is the single-job answer of the same state', asyn
     }
     const want = `{"jobs":[${parts.join(',')}]}`
     if (res.body !== want) throw new Error(`${url}:\n got ${res.body}\nwant ${want}`)
+    // The same questions every case, so that the answers kept from the last case (whose jobs
+    // the writes may or may not have touched) are given again or not: never a stale one.
+    for (const fixed of STANDING) {
+      const all = `/api/analytics/jobs?${[...jobs.map(id => `job_id=${id}`), fixed].join('&')}`
+      const [kept, fresh] = await Promise.all([app, computed].map(async instance => await instance.inject({ url: all, headers: home.auth })))
+      if (kept!.body !== fresh!.body) throw new Error(`${all}: an answer kept is not the one computed:\n got ${kept!.body}\nwant ${fresh!.body}`)
+      const singles = await Promise.all(jobs.map(async id => await app.inject({ url: `/api/jobs/${id}/analytics?${fixed}`, headers: home.auth })))
+      for (const [i, one] of singles.entries()) {
+        if (one.statusCode !== 200) continue
+        if (!kept!.body.includes(`{"job_id":"${jobs[i]}","analytics":${one.body}}`)) throw new Error(`${jobs[i]} ${fixed}: the single answer kept is not the batch's entry`)
+        const etag = `${fixed}|${jobs[i]}`
+        if (lastEtags.get(etag) === one.headers.etag) unchanged++
+        lastEtags.set(etag, one.headers.etag as string)
+        standing++
+      }
+    }
   }, 100)
-  t.comment(`property figures: jobs analytics batch: ${entries} entries compared (${notFound} not the caller's, ${compared} beside their previous period and equal to the reference's, ${fromSummaries} with their bins from the summaries)`)
+  t.comment(`property figures: jobs analytics batch: ${entries} entries compared (${notFound} not the caller's, ${compared} beside their previous period and equal to the reference's, ${fromSummaries} with their bins from the summaries); standing questions: ${standing} entries equal to the computed answers and to the single answers kept, ${unchanged} of them of a job unchanged since the case before`)
 })

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { MAX_BATCH_JOBS } from '../../../src/schemas/dashboard.js'
-import { buildTestApp } from '../../helpers/app.js'
+import { buildTestApp, sameDatabaseApp } from '../../helpers/app.js'
 import { createJob, createScreens, createTenant, keyWithScopes, type ScreenInput } from '../../helpers/fixtures.js'
 
 // GET /api/analytics/jobs: each entry the single-job answer's own bytes, another
@@ -10,7 +10,12 @@ import { createJob, createScreens, createTenant, keyWithScopes, type ScreenInput
 // in its order, ETag and 304, and one snapshot for the whole answer. ANALYTICS_SCREENS_READ_MAX
 // is 3, so that jobs of both kinds (bins from screens, bins from summaries) are in a batch.
 
-const { app, prisma } = await buildTestApp(t, { env: { ANALYTICS_SCREENS_READ_MAX: '3', UPGRADE_URL: '/billing/upgrade' } })
+const env = { ANALYTICS_SCREENS_READ_MAX: '3', UPGRADE_URL: '/billing/upgrade' }
+const base = await buildTestApp(t, { env })
+const { app, prisma } = base
+// The single answers compared with, from an instance that keeps none (the app may give a
+// batch's entry kept as its single answer: the same text, not a second computation).
+const computed = await sameDatabaseApp(t, base, { ...env, ANALYTICS_CACHE_BYTES: '0' })
 const pro = await createTenant(prisma, { plan: 'pro' })
 const other = await createTenant(prisma, { plan: 'pro' })
 const at = (iso: string): Date => new Date(iso)
@@ -19,7 +24,7 @@ const completed = (iso: string, score: number | null): ScreenInput => ({ status:
 const batch = async (ids: string[], query = '', headers: Record<string, string> = pro.auth) =>
   await app.inject({ url: `/api/analytics/jobs?${[...ids.map(id => `job_id=${id}`), ...(query === '' ? [] : [query])].join('&')}`, headers })
 const single = async (id: string, query = '', headers: Record<string, string> = pro.auth) =>
-  await app.inject({ url: `/api/jobs/${id}/analytics${query === '' ? '' : `?${query}`}`, headers })
+  await computed.inject({ url: `/api/jobs/${id}/analytics${query === '' ? '' : `?${query}`}`, headers })
 
 async function jobWith (screens: ScreenInput[], tenant = pro): Promise<string> {
   const job = await createJob(prisma, tenant)

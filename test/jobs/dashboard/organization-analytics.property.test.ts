@@ -64,7 +64,12 @@ const arb = fc.record({
   compare: fc.boolean(),
 })
 
-const figures = { compared: 0, previousWeeks: 0, rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0, fromSummaries: 0 }
+const STANDING = [
+  { query: 'tz=Europe/Berlin', reference: { tz: 'Europe/Berlin' } },
+  { query: `tz=America/New_York&from=2025-06-02&to=2025-09-28&compare=previous_period&user_id=${recruiter.userId}`, reference: { tz: 'America/New_York', range: { from: '2025-06-02', to: '2025-09-28' }, userId: recruiter.userId, compare: true } },
+]
+const lastEtags = new Map<string, string>()
+const figures = { standing: 0, unchanged: 0, compared: 0, previousWeeks: 0, rollups: 0, screens: 0, awayScreens: 0, weeks: 0, filtered: 0, fromSummaries: 0 }
 t.test('every rollup equals the computation from the raw rows', async t => {
   await checkProperty(t, 'organization rollup', arb, async ({ writes, statuses, user, tz, range, compare }) => {
     for (const w of writes) await apply(w)
@@ -87,6 +92,16 @@ t.test('every rollup equals the computation from the raw rows', async t => {
     const large = await prisma.screen.groupBy({ by: ['jobId'], where: { status: 'completed', job: { organizationId: home.organizationId } }, _count: true })
     figures.fromSummaries += large.filter(g => g._count > 3).length
     figures.awayScreens += await prisma.screen.count({ where: { job: { organizationId: away.organizationId } } })
+    // The same questions every case: the answer kept from the case before is given again only
+    // while no write touched the selection, and always equals the reference.
+    for (const standing of STANDING) {
+      const again = await app.inject({ url: `/api/analytics/organization?${standing.query}`, headers: home.auth })
+      const reference = await referenceRollup(prisma, home.organizationId, standing.reference)
+      if (!sameRollup(again.json() as ReferenceRollup, reference)) throw new Error(`${standing.query}: a stale answer:\n got ${again.body}\nwant ${JSON.stringify(reference)}`)
+      if (lastEtags.get(standing.query) === again.headers.etag) figures.unchanged++
+      lastEtags.set(standing.query, again.headers.etag as string)
+      figures.standing++
+    }
   }, 100)
-  t.comment(`property figures: organization rollup: ${figures.rollups} rollups (${figures.filtered} filtered, ${figures.compared} compared with their previous period, ${figures.previousWeeks} previous weeks), ${figures.screens} screens counted, ${figures.weeks} weekly bins, ${figures.fromSummaries} jobs' weeks from their summaries; the other organization held ${figures.awayScreens} screens over the calls, never counted`)
+  t.comment(`property figures: organization rollup: ${figures.rollups} rollups (${figures.filtered} filtered, ${figures.compared} compared with their previous period, ${figures.previousWeeks} previous weeks), ${figures.screens} screens counted, ${figures.weeks} weekly bins, ${figures.fromSummaries} jobs' weeks from their summaries; the other organization held ${figures.awayScreens} screens over the calls, never counted; standing questions: ${figures.standing} rollups equal to the reference, ${figures.unchanged} of them of an unchanged selection`)
 })
