@@ -7,12 +7,15 @@
 //   - a batch of the 50 small jobs ÷ one single-job call (a small job; the 50 taken in turn): at most 3
 //   - a batch of the 50 large jobs ÷ a batch of the 50 small ones: at most 1.5
 //   - the organization's rollup (GET /api/analytics/organization) of each, and of a "wide" one
-//     (--wide-jobs jobs of --wide screens: 1,000 of 1,000 by default), ÷ one single-job call
-//     (the issue's targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 jobs and 5M)
+//     (--wide-jobs jobs of --wide screens: 1,000 of 1,000 by default) and a "wider" one
+//     (--wider-jobs of --wider: 10,000 of 500), ÷ one single-job call (the issue's targets: 5
+//     for 1,000 jobs and 1M screens, 10 for 10,000 jobs and 5M)
 //   - compare=previous_period (26 weeks of 2025 beside the 26 before) ÷ the same range without it:
 //     one large job, the batch and the rollup of the large organization
-// In UTC, Europe/Berlin and America/New_York.
-// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000 --wide-jobs 1000 --wide 1000]
+// In UTC, Europe/Berlin and America/New_York; each on two instances of the service side by side:
+// as it runs (answers kept: a question asked again costs its version's read) and with
+// ANALYTICS_CACHE_BYTES=0 (every answer computed: what a question costs the first time).
+// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:dashboard [-- --rounds 5 --seconds 4 --large 100000 --wide-jobs 1000 --wide 1000 --wider-jobs 10000 --wider 500]
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -25,13 +28,15 @@ import { median } from './report.js'
 import { buildService, nodeBinary, startService } from './servers.js'
 import { createBenchDatabase } from './throwaway-database.js'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, large: { type: 'string' }, 'wide-jobs': { type: 'string' }, wide: { type: 'string' } } })
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, large: { type: 'string' }, 'wide-jobs': { type: 'string' }, wide: { type: 'string' }, 'wider-jobs': { type: 'string' }, wider: { type: 'string' } } })
 const ROUNDS = Number(values.rounds ?? 5)
 const SECONDS = Number(values.seconds ?? 4)
 const LARGE = Number(values.large ?? 100_000)
 const JOBS = 50
 const WIDE_JOBS = Number(values['wide-jobs'] ?? 1000)
 const WIDE = Number(values.wide ?? 1000)
+const WIDER_JOBS = Number(values['wider-jobs'] ?? 10_000)
+const WIDER = Number(values.wider ?? 500)
 const SMALL = 200
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 if (serverUrl === undefined) { console.error('BENCH_DATABASE_URL is required'); process.exit(2) }
@@ -75,16 +80,17 @@ try {
   const small = await tenant('small', SMALL)
   const large = await tenant('large', LARGE)
   const wide = await tenant('wide', WIDE, WIDE_JOBS)
+  const wider = await tenant('wider', WIDER, WIDER_JOBS)
   await client.query('VACUUM ANALYZE')
   await client.end()
   await owner.close()
-  console.log(`loaded ${JOBS * SMALL} + ${JOBS * LARGE} + ${WIDE_JOBS * WIDE} screens in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  console.log(`loaded ${JOBS * SMALL} + ${JOBS * LARGE} + ${WIDE_JOBS * WIDE} + ${WIDER_JOBS * WIDER} screens in ${((Date.now() - started) / 1000).toFixed(0)} s`)
 
-  const service = await startService(node, db.apiUrl)
+  const services = { kept: await startService(node, db.apiUrl), computed: await startService(node, db.apiUrl, { ANALYTICS_CACHE_BYTES: '0' }) }
   const batchPath = (ids: string[], tz: string): string => `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}&tz=${tz}`
   const RANGE = 'from=2025-01-06&to=2025-07-06'
   const COMPARED = ['single ranged', 'single compared', 'batch ranged', 'batch compared', 'rollup ranged', 'rollup compared'] as const
-  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large' | 'rollup wide' | typeof COMPARED[number]
+  type Name = 'single' | 'batch small' | 'batch large' | 'rollup small' | 'rollup large' | 'rollup wide' | 'rollup wider' | typeof COMPARED[number]
   const zones = ['UTC', 'Europe/Berlin', 'America/New_York']
   const scenarios = (tz: string): Record<Name, { key: string, paths: string[] }> => ({
     single: { key: small.key, paths: small.jobIds.map(id => `/api/jobs/${id}/analytics?tz=${tz}`) },
@@ -93,6 +99,7 @@ try {
     'rollup small': { key: small.key, paths: [`/api/analytics/organization?tz=${tz}`] },
     'rollup large': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}`] },
     'rollup wide': { key: wide.key, paths: [`/api/analytics/organization?tz=${tz}`] },
+    'rollup wider': { key: wider.key, paths: [`/api/analytics/organization?tz=${tz}`] },
     'single ranged': { key: large.key, paths: [`/api/jobs/${large.jobIds[0]}/analytics?tz=${tz}&${RANGE}`] },
     'single compared': { key: large.key, paths: [`/api/jobs/${large.jobIds[0]}/analytics?tz=${tz}&${RANGE}&compare=previous_period`] },
     'batch ranged': { key: large.key, paths: [`${batchPath(large.jobIds, tz)}&${RANGE}`] },
@@ -100,51 +107,66 @@ try {
     'rollup ranged': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}&${RANGE}`] },
     'rollup compared': { key: large.key, paths: [`/api/analytics/organization?tz=${tz}&${RANGE}&compare=previous_period`] },
   })
-  // Every answer a 200 of the expected size before anything is timed.
+  // Every answer a 200 of the expected size, the same from both instances, before anything is timed.
   for (const tz of zones) {
     for (const [name, { key, paths }] of Object.entries(scenarios(tz))) {
-      const res = await fetch(service.url + paths[0]!, { headers: { authorization: `Bearer ${key}` } })
-      const body = await res.json() as { jobs?: unknown[] }
-      if (res.status !== 200 || (name.startsWith('batch') && body.jobs?.length !== JOBS)) throw new Error(`${name} ${tz}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`)
+      const [kept, computed] = await Promise.all(Object.values(services).map(async ({ url }) => await fetch(url + paths[0]!, { headers: { authorization: `Bearer ${key}` } }).then(async res => ({ status: res.status, text: await res.text() }))))
+      const body = JSON.parse(kept!.text) as { jobs?: unknown[] }
+      if (kept!.status !== 200 || (name.startsWith('batch') && body.jobs?.length !== JOBS)) throw new Error(`${name} ${tz}: ${kept!.status} ${kept!.text.slice(0, 300)}`)
+      if (computed!.text !== kept!.text) throw new Error(`${name} ${tz}: the two instances differ`)
     }
   }
-  const rows: string[] = []
+  const rows: Record<keyof typeof services, string[]> = { kept: [], computed: [] }
   const compareRows: string[] = []
   const summary: string[] = []
   for (const tz of zones) {
-    const means = Object.fromEntries(Object.keys(scenarios(tz)).map(name => [name, []])) as unknown as Record<Name, number[]>
     const cases = scenarios(tz)
+    const means = { kept: {}, computed: {} } as Record<keyof typeof services, Record<Name, number[]>>
     for (let round = 0; round < ROUNDS; round++) {
       const order = Object.keys(cases) as Name[]
       for (const name of round % 2 === 0 ? order : [...order].reverse()) {
-        const { key, paths } = cases[name]
-        const m = await measure(node, service.url, paths.map(path => ({ path })), { seconds: SECONDS, connections: 1, headers: { authorization: `Bearer ${key}` } })
-        if (m.bad > 0) throw new Error(`${name} ${tz}: ${m.bad} bad answers ${JSON.stringify(m.statusCodes)}`)
-        // One connection: the time a request takes is 1 / throughput (autocannon keeps whole milliseconds).
-        means[name].push(1000 / m.requestsPerSecond)
+        for (const [instance, { url }] of Object.entries(services) as Array<[keyof typeof services, { url: string }]>) {
+          const { key, paths } = cases[name]
+          const m = await measure(node, url, paths.map(path => ({ path })), { seconds: SECONDS, connections: 1, headers: { authorization: `Bearer ${key}` } })
+          if (m.bad > 0) throw new Error(`${name} ${tz} ${instance}: ${m.bad} bad answers ${JSON.stringify(m.statusCodes)}`)
+          // One connection: the time a request takes is 1 / throughput (autocannon keeps whole milliseconds).
+          ;(means[instance][name] ??= []).push(1000 / m.requestsPerSecond)
+        }
       }
     }
-    const [single, batchSmall, batchLarge, rollupSmall, rollupLarge, rollupWide] = (['single', 'batch small', 'batch large', 'rollup small', 'rollup large', 'rollup wide'] as Name[]).map(name => median(means[name])!)
-    rows.push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | **${(batchSmall! / single!).toFixed(2)}** | **${(batchLarge! / batchSmall!).toFixed(2)}** | ${rollupSmall!.toFixed(3)} | ${rollupLarge!.toFixed(3)} | ${rollupWide!.toFixed(3)} | **${(rollupSmall! / single!).toFixed(2)}** | **${(rollupLarge! / single!).toFixed(2)}** | **${(rollupWide! / single!).toFixed(2)}** |`)
-    console.log(rows.at(-1))
-    const [single1, single2, batch1, batch2, rollup1, rollup2] = COMPARED.map(name => median(means[name])!)
+    for (const instance of ['kept', 'computed'] as const) {
+      const [single, batchSmall, batchLarge, rollupSmall, rollupLarge, rollupWide, rollupWider] = (['single', 'batch small', 'batch large', 'rollup small', 'rollup large', 'rollup wide', 'rollup wider'] as Name[]).map(name => median(means[instance][name])!)
+      const ratio = (x: number): string => `**${(x / single!).toFixed(2)}**`
+      rows[instance].push(`| ${tz} | ${single!.toFixed(3)} | ${batchSmall!.toFixed(3)} | ${batchLarge!.toFixed(3)} | ${ratio(batchSmall!)} | **${(batchLarge! / batchSmall!).toFixed(2)}** | ${rollupSmall!.toFixed(3)} | ${rollupLarge!.toFixed(3)} | ${rollupWide!.toFixed(3)} | ${rollupWider!.toFixed(3)} | ${ratio(rollupSmall!)} | ${ratio(rollupLarge!)} | ${ratio(rollupWide!)} | ${ratio(rollupWider!)} |`)
+      console.log(instance, rows[instance].at(-1))
+      summary.push(`${tz}, answers ${instance}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}, rollup ÷ single ${(rollupSmall! / single!).toFixed(2)} (small org), ${(rollupLarge! / single!).toFixed(2)} (large org), ${(rollupWide! / single!).toFixed(2)} (wide org), ${(rollupWider! / single!).toFixed(2)} (wider org)`)
+    }
+    const [single1, single2, batch1, batch2, rollup1, rollup2] = COMPARED.map(name => median(means.computed[name])!)
     compareRows.push(`| ${tz} | ${single1!.toFixed(3)} | ${single2!.toFixed(3)} | **${(single2! / single1!).toFixed(2)}** | ${batch1!.toFixed(3)} | ${batch2!.toFixed(3)} | **${(batch2! / batch1!).toFixed(2)}** | ${rollup1!.toFixed(3)} | ${rollup2!.toFixed(3)} | **${(rollup2! / rollup1!).toFixed(2)}** |`)
     console.log(compareRows.at(-1))
-    summary.push(`${tz}: batch ÷ single ${(batchSmall! / single!).toFixed(2)}, large ÷ small ${(batchLarge! / batchSmall!).toFixed(2)}, rollup ÷ single ${(rollupSmall! / single!).toFixed(2)} (small org), ${(rollupLarge! / single!).toFixed(2)} (large org), ${(rollupWide! / single!).toFixed(2)} (wide org)`)
   }
-  await service.child.stop()
+  await services.kept.child.stop()
+  await services.computed.child.stop()
   const stamp = new Date().toISOString().replace(/:/g, '').slice(0, 15).replace('T', '-')
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true })
   writeFileSync(join(import.meta.dirname, 'results', `${stamp}-dashboard.md`), [
     `# Dashboard bench, ${new Date().toISOString()}`,
     '',
-    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' time per request (1 connection: 1 / throughput). Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5; the rollup of the small and the large organization (each of ${JOBS} jobs) and of the wide one (${WIDE_JOBS.toLocaleString('en')} jobs of ${WIDE.toLocaleString('en')} screens) against one single-job call (targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 and 5M).`,
+    `Node ${node.version}, the service's build on a PostgreSQL server as the API's role; autocannon in its own process, 1 connection, ${SECONDS} s a measurement, ${ROUNDS} rounds interleaved; medians of the rounds' time per request (1 connection: 1 / throughput). Small: ${JOBS} jobs of ${SMALL} screens; large: ${JOBS} jobs of ${LARGE.toLocaleString('en')} (${(JOBS * LARGE).toLocaleString('en')} screens). Targets: batch ÷ single at most 3, large ÷ small at most 1.5; the rollup of the small and the large organization (each of ${JOBS} jobs), the wide one (${WIDE_JOBS.toLocaleString('en')} jobs of ${WIDE.toLocaleString('en')} screens) and the wider one (${WIDER_JOBS.toLocaleString('en')} jobs of ${WIDER.toLocaleString('en')}) against one single-job call (targets: 5 for 1,000 jobs and 1M screens, 10 for 10,000 and 5M).`,
     '',
-    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup wide org, ms | rollup small ÷ single | rollup large ÷ single | rollup wide ÷ single |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
+    'Answers kept (the service as it runs: each question asked again while its figures are unchanged):',
     '',
-    `compare=previous_period (${RANGE}, 26 weeks, beside the 26 before) against the same range without it, on the large organization (its first job for one job):`,
+    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup wide org, ms | rollup wider org, ms | rollup small ÷ single | rollup large ÷ single | rollup wide ÷ single | rollup wider ÷ single |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.kept,
+    '',
+    'Every answer computed (ANALYTICS_CACHE_BYTES=0: each question as the first time it is asked, or after a write to its jobs):',
+    '',
+    '| zone | one job, ms a request | batch of 50 small, ms | batch of 50 large, ms | batch ÷ single | large ÷ small | rollup small org, ms | rollup large org, ms | rollup wide org, ms | rollup wider org, ms | rollup small ÷ single | rollup large ÷ single | rollup wide ÷ single | rollup wider ÷ single |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.computed,
+    '',
+    `compare=previous_period (${RANGE}, 26 weeks, beside the 26 before) against the same range without it, every answer computed, on the large organization (its first job for one job):`,
     '',
     '| zone | one job ranged, ms | compared, ms | ÷ | batch of 50 ranged, ms | compared, ms | ÷ | rollup ranged, ms | compared, ms | ÷ |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

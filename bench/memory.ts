@@ -6,7 +6,10 @@
 // service, V8's own figures (its /metrics). The service runs as production does, its webhook
 // worker started (an endpoint is enabled, on a receiver of this process): counted in its
 // memory. Ratio: the medians of the rounds' RSS. Writes bench/results/<date>-memory.{md,json}.
-// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:memory [-- --rounds 3 --seconds 60]
+// With --dashboard, the service's load also asks the dashboard's operations (issue 56): the
+// batch of the organization's jobs and its rollup, in six zones, with and without a compared
+// range (24 questions, their answers kept); the baseline, which has none of them, its own mix.
+// BENCH_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:memory [-- --rounds 3 --seconds 60 --dashboard]
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -20,7 +23,7 @@ import { pathsOf } from './scenarios.js'
 import { assertAlive, buildService, nodeBinary, startBaseline, startService, type Server } from './servers.js'
 import { createBenchDatabase } from './throwaway-database.js'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, env: { type: 'string', multiple: true } } })
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, seconds: { type: 'string' }, env: { type: 'string', multiple: true }, dashboard: { type: 'boolean' } } })
 const ROUNDS = Number(values.rounds ?? 3)
 const SECONDS = Number(values.seconds ?? 60)
 /** Extra environment for the service (`--env NAME=value`, repeatable): to try a setting against the same baseline. */
@@ -28,6 +31,18 @@ const EXTRA_ENV = Object.fromEntries((values.env ?? []).map(kv => [kv.slice(0, k
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 if (serverUrl === undefined) { console.error('BENCH_DATABASE_URL is required'); process.exit(2) }
 const METRICS_TOKEN = 'bench-metrics-token-0123456789'
+
+/** The dashboard's questions: the batch of the organization's first 100 jobs and its rollup, in six zones, plain and compared. */
+async function dashboardRequests (url: string, apiKey: string): Promise<Array<{ path: string }>> {
+  const list = await fetch(`${url}/api/jobs?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } })
+  const ids = ((await list.json()) as { data: Array<{ id: string }> }).data.map(job => job.id)
+  const batch = `/api/analytics/jobs?${ids.map(id => `job_id=${id}`).join('&')}`
+  return ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Sydney', 'America/Sao_Paulo'].flatMap(tz =>
+    ['', '&from=2026-01-05&to=2026-06-28&compare=previous_period'].flatMap(range => [
+      { path: `${batch}&tz=${tz}${range}` },
+      { path: `/api/analytics/organization?tz=${tz}${range}` },
+    ]))
+}
 
 /** Resident memory of a process, MB (Linux /proc). */
 function rssMb (pid: number): number {
@@ -90,12 +105,13 @@ try {
   console.log(`idle: service ${idle.service.toFixed(0)} MB, baseline ${idle.baseline.toFixed(0)} MB`)
 
   const requests = [{ path: paths.smallJob }, { path: paths.smallAnalytics }, { path: paths.firstPage }]
+  const serviceRequests = values.dashboard === true ? [...requests, ...await dashboardRequests(service.url, dataset.apiKey)] : requests
   const load: LoadSettings = { seconds: SECONDS, connections: 16, headers: { authorization: `Bearer ${dataset.apiKey}` } }
   const rounds: Array<{ service: number, baseline: number, serviceRps: number, baselineRps: number, v8: Record<string, number> }> = []
   for (let r = 1; r <= ROUNDS; r++) {
     const row = { service: 0, baseline: 0, serviceRps: 0, baselineRps: 0, v8: {} as Record<string, number> }
     for (const [side, server] of (r % 2 === 1 ? [['service', service], ['baseline', baseline]] : [['baseline', baseline], ['service', service]]) as Array<['service' | 'baseline', Server]>) {
-      const m = await measure(node, server.url, requests, load)
+      const m = await measure(node, server.url, side === 'service' ? serviceRequests : requests, load)
       assertAlive(server)
       if (m.bad > 0) throw new Error(`${side}: ${m.bad} bad answers (${JSON.stringify(m.statusCodes)})`)
       row[side] = rssMb(server.child.process.pid!)
@@ -114,6 +130,7 @@ try {
     node: node.version,
     seconds: SECONDS,
     env: EXTRA_ENV,
+    dashboard: values.dashboard === true,
     idle,
     rounds,
     service: median(rounds.map(r => r.service)),
@@ -131,7 +148,7 @@ try {
   writeFileSync(join(dir, `${stamp}-memory.md`), [
     `# Memory bench, ${result.date}`,
     '',
-    `Node ${node.version}; the service's build (webhook worker started) and the baseline on the quick dataset; get job, analytics and the list of a 200-screen job's organization, 16 connections, ${SECONDS} s per load, ${ROUNDS} rounds interleaved.${Object.keys(EXTRA_ENV).length > 0 ? ` Service environment: \`${JSON.stringify(EXTRA_ENV)}\`.` : ''}`,
+    `Node ${node.version}; the service's build (webhook worker started) and the baseline on the quick dataset; get job, analytics and the list of a 200-screen job's organization, 16 connections, ${SECONDS} s per load, ${ROUNDS} rounds interleaved.${values.dashboard === true ? ' The service\'s load also asks the dashboard\'s batch and rollup (24 questions, `--dashboard`).' : ''}${Object.keys(EXTRA_ENV).length > 0 ? ` Service environment: \`${JSON.stringify(EXTRA_ENV)}\`.` : ''}`,
     '',
     '| | service | baseline | ratio |',
     '|---|---:|---:|---:|',
