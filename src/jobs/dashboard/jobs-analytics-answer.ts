@@ -1,7 +1,6 @@
 import { analyticsBody } from '../analytics/body.js'
 import type { ComparisonWindow } from '../analytics/comparison-text.js'
 import type { AnalyticsText } from '../analytics/read.js'
-import type { AskedJob } from './read-jobs-analytics.js'
 
 // The batch's answer, a pure function of the statement's rows: each job's analytics is the
 // single-job operation's own text (analyticsBody), so the two can never differ; a job that is
@@ -12,24 +11,27 @@ export const JOB_NOT_FOUND_ENTRY = { code: 'not_found', message: 'No such job in
 
 const notFound = JSON.stringify(JOB_NOT_FOUND_ENTRY)
 
+/** An asked job's entry: `found` when it is the caller's (figures computed, or a kept answer's version). */
+export interface Entry<T> { jobId: string, found: T | null }
+
 /**
  * The body of GET /api/analytics/jobs: `{"jobs":[…]}` in the order asked, as JSON text;
  * `analyticsOf` gives a found job's analytics text (the single job's answer: computed, or kept).
  */
-export function jobsAnalyticsBody (jobs: AskedJob[], analyticsOf: (job: AskedJob & { found: AnalyticsText }, index: number) => string): string {
+export function jobsAnalyticsBody<T> (jobs: Array<Entry<T>>, analyticsOf: (found: T, index: number) => string): string {
   let out = ''
-  jobs.forEach((job, index) => {
-    out += `${out === '' ? '' : ','}{"job_id":"${job.jobId}",` + (job.found === null ? `"error":${notFound}}` : `"analytics":${analyticsOf(job as AskedJob & { found: AnalyticsText }, index)}}`)
+  jobs.forEach(({ jobId, found }, index) => {
+    out += `${out === '' ? '' : ','}{"job_id":"${jobId}",` + (found === null ? `"error":${notFound}}` : `"analytics":${analyticsOf(found, index)}}`)
   })
   return `{"jobs":[${out}]}`
 }
 
 /** A found job's analytics text as the single job answers it (analyticsBody). */
 export const computedAnalytics = (range?: { from: string, to: string }, compare?: ComparisonWindow) =>
-  ({ found }: { found: AnalyticsText }): string => analyticsBody(found, range, compare)
+  (found: AnalyticsText): string => analyticsBody(found, range, compare)
 
 /** What the batch's ETag is made of, per job: its figures' version, `-` for one not the caller's. */
-export const versionsOf = (jobs: AskedJob[]): string[] => jobs.map(({ found }) => found?.version ?? '-')
+export const versionsOf = (jobs: Array<Entry<{ version: string }>>): string[] => jobs.map(({ found }) => found?.version ?? '-')
 
 /**
  * The asked ids, lower-cased (a UUID's hexadecimal is case-insensitive), each once, in the order

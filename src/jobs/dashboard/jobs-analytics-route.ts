@@ -52,24 +52,30 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
     // Every input of the answer, and each job's version (`-` for one not the caller's).
     const etagAt = (versions: string[]): string => versionedEtag(['jobs-analytics', serviceVersion, rules.id, zone, from, to, comparing, ...ids, ...versions])
     const conditional = request.headers['if-none-match']
-    if (conditional !== undefined) {
-      const versions = await app.database.read(async reader => await jobsAnalyticsVersions(reader, organizationId, ids))
+    // Each entry is the single job's answer, so the answers kept for its question
+    // (answer-cache.ts) serve: all kept, one read of the versions (as a 304's) gives them.
+    const questions = rules.summarizable(zone) ? ids.map(id => jobQuestion(id, rules.id, zone, from, to, comparing)) : undefined
+    const kept = questions?.map(question => answers.get(question))
+    const allKept = kept?.every(answer => answer !== undefined) === true
+    if (conditional !== undefined || allKept) {
+      const { versions, rulesFound } = await app.database.read(async reader => await jobsAnalyticsVersions(reader, organizationId, ids, allKept ? { set: rules.id, zone } : undefined))
       const etag = etagAt(versions.map(version => version ?? '-'))
-      if (ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+      if (conditional !== undefined && ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+      if (allKept && rulesFound && versions.every((version, i) => version === null || version === kept![i]!.version)) {
+        const body = jobsAnalyticsBody(ids.map((jobId, i) => ({ jobId, found: versions[i] })), (_, i) => kept![i]!.body)
+        return reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(body)
+      }
     }
     await zoneRules.ready()
     const options = { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(compare !== undefined ? { compare } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }
-    // Each entry is the single job's answer: the answers kept for its question (answer-cache.ts)
-    // are given where the statement reads the same version, and their figures are not read.
-    const questions = rules.summarizable(zone) ? ids.map(id => jobQuestion(id, rules.id, zone, from, to, comparing)) : undefined
-    const kept = questions?.map(question => answers.get(question))
+    // Else one statement: the figures of the jobs whose kept answer (if any) is not of the version it reads.
     const jobs = await app.database.read(async reader => await jobsAnalyticsText(reader, organizationId, ids, options, kept?.map(answer => answer?.version ?? '')))
       .catch(rulesMissingAs503(zoneRules, request.log))
     const compute = computedAnalytics(range, compare)
-    const body = jobsAnalyticsBody(jobs, (job, i) => {
-      if (job.known) return kept![i]!.body
-      const text = compute(job)
-      if (questions !== undefined) answers.set(questions[i]!, { version: job.found.version, body: text })
+    const body = jobsAnalyticsBody(jobs, (found, i) => {
+      if (jobs[i]!.known) return kept![i]!.body
+      const text = compute(found)
+      if (questions !== undefined) answers.set(questions[i]!, { version: found.version, body: text })
       return text
     })
     return reply.header('etag', etagAt(versionsOf(jobs))).header('tzdata-version', rules.version)

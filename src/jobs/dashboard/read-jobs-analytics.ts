@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import { JOB_COMPARISON } from '../analytics/comparison-sql.js'
-import { AnalyticsRow, analyticsTextOf, JOB_BINS, RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText } from '../analytics/read.js'
+import { AnalyticsRow, analyticsTextOf, JOB_BINS, RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText, type ZoneRulesRef } from '../analytics/read.js'
 
 // The dashboard's batch: many jobs' analytics in one statement, so in one snapshot, each job's
 // figures made of the single-job statement's own parts (jobs/analytics/read.ts): the same
@@ -16,7 +16,7 @@ import { AnalyticsRow, analyticsTextOf, JOB_BINS, RULES_FOUND, VERSION_OF, VERSI
 export interface AskedJob { jobId: string, found: AnalyticsText | null, known: boolean }
 
 const BatchRow = Type.Object({ ...AnalyticsRow.properties, asked: Type.String(), known: Type.Boolean() })
-const BatchVersionRow = Type.Object({ asked: Type.String(), version: Type.String() })
+const BatchVersionRow = Type.Object({ asked: Type.String(), version: Type.String(), rules_found: Type.Boolean() })
 
 /** The ids as one parameter: checked UUIDs, sent as text (the reader sends scalars only). */
 const ASKED = (jobIds: string[]): PrismaSql.Sql =>
@@ -63,14 +63,14 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
 /**
  * The version of each asked job's figures (analyticsVersion's), null for one that is not the
  * caller's, in the order asked: what a 304 of the batch costs, one read of the jobs' summary
- * rows, no screens and no bins.
+ * rows, no screens and no bins. With `rules`, also whether the database has them (as analyticsVersion).
  */
-export async function jobsAnalyticsVersions (reader: SqlReader, organizationId: string, jobIds: string[]): Promise<Array<string | null>> {
+export async function jobsAnalyticsVersions (reader: SqlReader, organizationId: string, jobIds: string[], rules?: ZoneRulesRef): Promise<{ versions: Array<string | null>, rulesFound: boolean }> {
   const rows = await reader.rows(BatchVersionRow, PrismaSql.sql`
-    SELECT ask.id::text AS asked, CASE WHEN j.id IS NULL THEN '' ELSE st.version END AS version
+    SELECT ask.id::text AS asked, CASE WHEN j.id IS NULL THEN '' ELSE st.version END AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found
     FROM ${ASKED(jobIds)}
     LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (SELECT ${VERSION_OF(PrismaSql.sql`c`)} AS version FROM (${VERSIONED_SUMMARY_ROWS()}) c) st ON true
     ORDER BY ask.n`)
-  return rows.map(row => row.version === '' ? null : row.version)
+  return { versions: rows.map(row => row.version === '' ? null : row.version), rulesFound: rows[0]?.rules_found ?? true }
 }
