@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto'
 import t from 'tap'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Locator, Page } from 'playwright-core'
+import { loadConfig } from '../../src/config.js'
+import { openDatabase } from '../../src/db/open-database.js'
+import { demoId } from '../../src/demo/seed.js'
 import { chromiumSkip, launchChromium } from '../helpers/browser.js'
 import { startServer } from '../helpers/server-process.js'
 
@@ -65,7 +70,8 @@ t.test('Swagger UI: authorize, try getJob and getJobAnalytics, persist, switch t
 }, async t => {
   mkdirSync(SHOTS, { recursive: true })
   const browser = await launchChromium(t)
-  const server = await startServer(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'screening-swagger-'))
+  const server = await startServer(t, {}, { dataDir })
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
   page.setDefaultTimeout(20_000)
   const pageErrors: string[] = []
@@ -111,6 +117,25 @@ t.test('Swagger UI: authorize, try getJob and getJobAnalytics, persist, switch t
     t.match(rollup.curl, 'job_status=active&job_status=paused', 'the example\'s states sent as a repeated parameter')
   })
 
+  await t.test('a dashboard of 50 jobs in one request, typed into Swagger UI', async t => {
+    // The demo organization's 6 jobs and 44 more, written as the recruiters' app would (through
+    // the running server's database door), each with a few completed screens.
+    const ids = await moreDemoJobs(dataDir, 44)
+    t.equal(ids.length, 50)
+    const op = page.locator('#operations-Analytics-getJobsAnalytics')
+    const items = op.locator('tr[data-param-name="job_id"] .json-schema-form-item input')
+    while (await items.count() < ids.length) await op.locator('tr[data-param-name="job_id"] .json-schema-form-item-add').click()
+    for (const [i, id] of ids.entries()) await items.nth(i).fill(id)
+    const batch = await execute(page, 'Analytics', 'getJobsAnalytics')
+    await shoot(batch, 'jobs-analytics-50.png')
+    t.equal(batch.status, '200', 'the live response shows 200')
+    t.equal(batch.curl.match(/job_id=/g)?.length, 50, 'one request, the 50 ids a repeated parameter')
+    const body = JSON.parse(batch.body) as { jobs: Array<{ job_id: string, analytics?: { total_interviews: number } }> }
+    t.same(body.jobs.map(entry => entry.job_id), ids, 'an entry for each, in the order typed')
+    t.ok(body.jobs.every(entry => entry.analytics !== undefined), 'every one of them the caller\'s: its analytics')
+    t.comment(`swagger ui figures: 50 jobs in one request, ${body.jobs.reduce((sum, entry) => sum + entry.analytics!.total_interviews, 0)} screens, a body of ${batch.body.length} characters as rendered`)
+  })
+
   await t.test('the authorization survives a reload (persistAuthorization)', async t => {
     await page.reload()
     await page.locator('#operations-Jobs-getJob').waitFor()
@@ -135,3 +160,20 @@ t.test('Swagger UI: authorize, try getJob and getJobAnalytics, persist, switch t
 
   t.same(pageErrors, [], 'no uncaught errors in the page')
 })
+
+/** The demo Pro organization's job ids and `count` new ones (3 completed screens each), made through the server's database door. */
+async function moreDemoJobs (dataDir: string, count: number): Promise<string[]> {
+  const db = await openDatabase(loadConfig({ DATA_DIR: dataDir }), { beside: 'door' })
+  try {
+    const organizationId = demoId('org:acme')
+    const userId = demoId('user:acme')
+    for (let i = 0; i < count; i++) {
+      const job = await db.prisma.job.create({ data: { organizationId, userId, title: `Dashboard job ${i + 1}`, companyName: 'Acme Corp', description: 'A job of the dashboard test.', slug: `dashboard-job-${i + 1}`, shareToken: createHash('sha256').update(`dashboard-${i}`).digest('hex') } })
+      await db.prisma.screen.createMany({ data: [70, 85, null].map((score, n) => ({ jobId: job.id, status: 'completed' as const, score, startedAt: new Date(Date.UTC(2026, 0, 5 + n)), completedAt: new Date(Date.UTC(2026, 0, 5 + n, 1)) })) })
+    }
+    const jobs = await db.prisma.job.findMany({ where: { organizationId }, select: { id: true }, orderBy: { createdAt: 'asc' } })
+    return jobs.map(job => job.id)
+  } finally {
+    await db.close()
+  }
+}

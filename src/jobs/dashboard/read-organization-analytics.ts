@@ -37,17 +37,13 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
       AND (${userId ?? null}::uuid IS NULL OR j.user_id = ${userId ?? null}::uuid)`
 
 /**
- * The selection's version: which jobs it holds (their count and the XOR of a hash of each id),
- * and the versions of their figures (one sum, maximum and XOR over all their summary rows and
- * unfolded deltas, as one job's: jobs/analytics/read.ts). Joins, not a lookup per job: the
- * planner may hash the summaries of an organization of 10,000 jobs (17 ms as lookups with
- * the ids' md5, 4 ms so; docs/decisions.md, "Dashboards: answers kept").
+ * The selection's version: which jobs it holds (their count and the XOR of a hash of each id:
+ * no sort), and the versions of their figures (one sum, maximum and XOR over all their summary
+ * rows and unfolded deltas, as one job's: jobs/analytics/read.ts), looked up job by job: a
+ * hash join would read every organization's summaries (docs/decisions.md, "Dashboards: answers kept").
  */
 const SELECTION_VERSION = (selected: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
-      || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (
-        SELECT s.changes, s.version, s.changes_hash AS hash FROM ${selected} j JOIN job_screen_stats s ON s.job_id = j.id
-        UNION ALL
-        SELECT 1, d.changed_at, hashint8extended(d.id, 0) FROM ${selected} j JOIN screen_summary_deltas d ON d.job_id = j.id) c)`
+      || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`
 
 /**
  * The rollup of the selected jobs, as one job's figures: the counts and the overall mean from
