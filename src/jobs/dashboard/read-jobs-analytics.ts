@@ -18,13 +18,13 @@ export interface AskedJob { jobId: string, found: AnalyticsText | null, known: b
 const BatchRow = Type.Object({ ...AnalyticsRow.properties, asked: Type.String(), known: Type.Boolean() })
 const BatchVersionRow = Type.Object({ asked: Type.String(), version: Type.String(), rules_found: Type.Boolean() })
 
-/** The ids as one parameter: checked UUIDs, sent as text (the reader sends scalars only). */
-const ASKED = (jobIds: string[]): PrismaSql.Sql =>
-  PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[]) WITH ORDINALITY AS ask(id, n)`
-
-/** ASKED with the version of each job's kept answer (`''`: none; versions hold digits and colons only). */
-const ASKED_KNOWN = (jobIds: string[], known: string[]): PrismaSql.Sql =>
-  PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[], string_to_array(${known.join(',')}, ',', '')) WITH ORDINALITY AS ask(id, known, n)`
+/**
+ * The ids as one parameter: checked UUIDs, sent as text (the reader sends scalars only); with
+ * `known`, beside each the version of its kept answer (`''`: none; versions hold digits and colons only).
+ */
+const ASKED = (jobIds: string[], known?: string[]): PrismaSql.Sql => known === undefined
+  ? PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[]) WITH ORDINALITY AS ask(id, n)`
+  : PrismaSql.sql`unnest(string_to_array(${jobIds.join(',')}, ',')::uuid[], string_to_array(${known.join(',')}, ',', '')) WITH ORDINALITY AS ask(id, known, n)`
 
 /** The job's figures are those of the answer the caller keeps. */
 const KNOWN = PrismaSql.sql`ask.known IS NOT DISTINCT FROM st.version`
@@ -43,7 +43,7 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
     SELECT found.rules_found, ask.id::text AS asked, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
            j.id IS NOT NULL AND ${KNOWN} AS known, ${JOB_BINS(rules, weeks, screensReadMax, compare, KNOWN)}
     FROM (SELECT ${RULES_FOUND(rules)} AS rules_found) found
-    CROSS JOIN ${ASKED_KNOWN(jobIds, jobIds.map((_, i) => known[i] ?? ''))}
+    CROSS JOIN ${ASKED(jobIds, jobIds.map((_, i) => known[i] ?? ''))}
     LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
