@@ -44,10 +44,10 @@ BEGIN
 END
 $function$;
 
--- Summaries: moves up to max_deltas deltas into job_screen_stats, job_completion_segments and
--- job_completion_boundaries, and the pending job changes into the sync log; one caller at a
--- time (advisory lock). Called by every instance each second (src/db/summary-fold.ts) and by
--- npm run admin -- fold-stats.
+-- Summaries: moves up to max_deltas deltas into job_screen_stats, job_completion_segments,
+-- job_completion_boundaries and organization_screen_stats, and the pending job changes into the
+-- sync log; one caller at a time (advisory lock). Called by every instance each second
+-- (src/db/summary-fold.ts) and by npm run admin -- fold-stats.
 CREATE OR REPLACE FUNCTION public.fold_screen_summary_deltas(max_deltas integer DEFAULT 20000)
  RETURNS integer
  LANGUAGE plpgsql
@@ -86,6 +86,16 @@ BEGIN
     ON CONFLICT (job_id, slot) DO UPDATE SET
       in_progress = t.in_progress + excluded.in_progress, completed = t.completed + excluded.completed,
       expired = t.expired + excluded.expired, scored = t.scored + excluded.scored, score_sum = t.score_sum + excluded.score_sum,
+      version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
+      changes_hash = t.changes_hash # excluded.changes_hash
+  ), organization_stats AS (
+    -- The same changes under each job's organization, in the same commit: the rollup's version
+    -- (this row and the organization's unfolded deltas) is the same before and after.
+    INSERT INTO organization_screen_stats AS t (organization_id, version, changes, changes_hash)
+    SELECT j.organization_id, max(m.changed_at), count(*), bit_xor(hashint8extended(m.id, 0))
+    FROM moved m JOIN jobs j ON j.id = m.job_id
+    GROUP BY j.organization_id
+    ON CONFLICT (organization_id) DO UPDATE SET
       version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
       changes_hash = t.changes_hash # excluded.changes_hash
   ), places AS (
@@ -154,6 +164,44 @@ BEGIN
 END
 $function$;
 
+-- Summaries: counts a rebuild of job_ids (all when null) in their organizations' versions: the
+-- deltas it drops, and one change more. Called by rebuild_screen_summaries.
+CREATE OR REPLACE FUNCTION public.organization_screen_stats_rebuilt(job_ids uuid[])
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+  INSERT INTO organization_screen_stats AS t (organization_id, version, changes, changes_hash)
+  SELECT j.organization_id, greatest(coalesce(max(d.changed_at), 0) + 1, summaries_clock()), count(d.id) + 1,
+         coalesce(bit_xor(hashint8extended(d.id, 0)), 0) # hashint8extended(summaries_clock(), 1)
+  FROM jobs j LEFT JOIN screen_summary_deltas d ON d.job_id = j.id
+  WHERE job_ids IS NULL OR j.id = ANY (job_ids)
+  GROUP BY j.organization_id
+  ON CONFLICT (organization_id) DO UPDATE SET
+    version = greatest(t.version + 1, excluded.version), changes = t.changes + excluded.changes,
+    changes_hash = t.changes_hash # excluded.changes_hash
+$function$;
+
+-- Summaries: counts a TRUNCATE of screens in every organization's version: the deltas it drops,
+-- and one change more. Called by screens_maintain_summaries.
+CREATE OR REPLACE FUNCTION public.organization_screen_stats_truncated()
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+  INSERT INTO organization_screen_stats AS t (organization_id, version, changes, changes_hash)
+  SELECT j.organization_id, max(d.changed_at), count(*), bit_xor(hashint8extended(d.id, 0))
+  FROM screen_summary_deltas d JOIN jobs j ON j.id = d.job_id
+  GROUP BY j.organization_id
+  ON CONFLICT (organization_id) DO UPDATE SET
+    version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
+    changes_hash = t.changes_hash # excluded.changes_hash;
+  UPDATE organization_screen_stats t SET changes = t.changes + 1, version = greatest(t.version + 1, summaries_clock()),
+    changes_hash = t.changes_hash # hashint8extended(summaries_clock(), 1);
+$function$;
+
 -- Summaries: recomputes the summaries of job_ids (all when null) from the screens, and logs the
 -- jobs whose figures changed. Run by hand after a load with the triggers off, and by the
 -- bench's loader.
@@ -170,6 +218,7 @@ BEGIN
   -- Its statements read in several snapshots: no write may fall between them.
   LOCK TABLE screens IN SHARE MODE;
   SELECT coalesce(jsonb_object_agg(f.job_id, jsonb_build_array(f.shown, f.figures)), '{}') INTO figures_before FROM job_figures(job_ids) f;
+  PERFORM organization_screen_stats_rebuilt(job_ids);
   INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)
   SELECT job_id, 0, greatest(max(version) + 1, summaries_clock()), sum(changes) + 1,
          bit_xor(hash) # hashint8extended(summaries_clock(), 1)
@@ -309,6 +358,7 @@ AS $function$
 BEGIN
   -- No fold in between: one could add rows this would not see.
   PERFORM pg_advisory_xact_lock(8146720561340517);
+  PERFORM organization_screen_stats_truncated();
   -- Every job's unfolded deltas counted in its slot 0 first (a job may have no row yet), so
   -- that its count of changes never goes back; then one more change for each row.
   INSERT INTO job_screen_stats AS t (job_id, slot, version, changes, changes_hash)

@@ -10,7 +10,7 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'role') \gexec
 -- 15 on, only the owner of schema public may create objects in it (older versions grant
 -- CREATE to everyone). Temporary tables remain possible, as for any role.
 SELECT format('GRANT USAGE ON SCHEMA public TO %I', :'role') \gexec
-SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens, job_screen_stats, job_completion_segments, job_completion_boundaries, screen_summary_deltas, job_changes, job_changes_pending, job_changes_horizon, zone_rule_sets, zone_rules TO %I', :'role') \gexec
+SELECT format('GRANT SELECT ON organizations, users, api_keys, jobs, questions, screens, job_screen_stats, organization_screen_stats, job_completion_segments, job_completion_boundaries, screen_summary_deltas, job_changes, job_changes_pending, job_changes_horizon, zone_rule_sets, zone_rules TO %I', :'role') \gexec
 -- The API folds the screens' summary deltas through fold_screen_summary_deltas(), a SECURITY
 -- DEFINER function that runs with its owner's rights: no write on the summaries is granted.
 SELECT format('GRANT EXECUTE ON FUNCTION fold_screen_summary_deltas(int) TO %I', :'role') \gexec

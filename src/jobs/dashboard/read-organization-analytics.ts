@@ -38,12 +38,21 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
 
 /**
  * The selection's version: which jobs it holds (their count and the XOR of a hash of each id:
- * no sort), and the versions of their figures (one sum, maximum and XOR over all their summary
- * rows and unfolded deltas, as one job's: jobs/analytics/read.ts), looked up job by job: a
- * hash join would read every organization's summaries (docs/decisions.md, "Dashboards: answers kept").
+ * no sort), and the version of their figures (one sum, maximum and XOR over summary rows and
+ * unfolded deltas, as one job's: jobs/analytics/read.ts). For all the organization's jobs,
+ * one row: organization_screen_stats, which the fold adds each job's folded changes to in the
+ * same commit, and the organization's unfolded deltas. For a filtered selection, job by job,
+ * so that an unselected job's writes keep its 304: a hash join would read every
+ * organization's summaries (docs/decisions.md, "Dashboards: answers kept").
  */
-const SELECTION_VERSION = (selected: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
-      || '/' || (SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`
+const SELECTION_VERSION = (selected: PrismaSql.Sql, { organizationId, statuses, userId }: JobSelection): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
+      || '/' || ${statuses === undefined && userId === undefined
+        ? PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (
+        SELECT changes, version, changes_hash AS hash FROM organization_screen_stats WHERE organization_id = ${organizationId}::uuid
+        UNION ALL
+        SELECT 1, d.changed_at, hashint8extended(d.id, 0) FROM screen_summary_deltas d JOIN jobs dj ON dj.id = d.job_id
+        WHERE dj.organization_id = ${organizationId}::uuid) c)`
+        : PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`}`
 
 /**
  * The rollup of the selected jobs, as one job's figures: the counts and the overall mean from
@@ -90,7 +99,7 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
     SELECT found.rules_found, (SELECT count(*) FROM jobs_figures)::int AS job_count,
            t.completed::int AS completed, t.in_progress::int AS in_progress, t.expired::int AS expired,
            ${averageOf(PrismaSql.sql`t.score_sum`, PrismaSql.sql`t.scored`)}::text AS average,
-           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`)} AS version,
+           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`, selection)} AS version,
            ${splitAt === undefined ? PrismaSql.sql`${BINS_TEXT(PrismaSql.sql`week_sums w`)} AS bins` : PrismaSql.sql`comparison.*`}
     FROM found, (SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
                         coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum FROM jobs_figures) t
@@ -105,8 +114,10 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
  * costs, no screen read. With `rules`, also whether the database has them (as analyticsVersion).
  */
 export async function organizationAnalyticsVersion (reader: SqlReader, selection: JobSelection, rules?: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean }> {
+  // The selection read once: inline where the version reads it once (all the jobs), kept where twice.
+  const once = selection.statuses === undefined && selection.userId === undefined
   const [row] = await reader.rows(VersionRow, PrismaSql.sql`
-    WITH selected AS MATERIALIZED (${SELECTED(selection)})
-    SELECT ${SELECTION_VERSION(PrismaSql.sql`selected`)} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found`)
+    ${once ? PrismaSql.empty : PrismaSql.sql`WITH selected AS MATERIALIZED (${SELECTED(selection)})`}
+    SELECT ${SELECTION_VERSION(once ? PrismaSql.sql`(${SELECTED(selection)})` : PrismaSql.sql`selected`, selection)} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found`)
   return { version: row!.version, rulesFound: row!.rules_found }
 }
