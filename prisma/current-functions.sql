@@ -92,8 +92,10 @@ BEGIN
     -- The same changes under each job's organization, in the same commit: the rollup's version
     -- (this row and the organization's unfolded deltas) is the same before and after.
     INSERT INTO organization_screen_stats AS t (organization_id, version, changes, changes_hash)
-    SELECT j.organization_id, max(m.changed_at), count(*), bit_xor(hashint8extended(m.id, 0))
-    FROM moved m JOIN jobs j ON j.id = m.job_id
+    SELECT j.organization_id, max(m.version), sum(m.changes), bit_xor(m.hash)
+    FROM (SELECT job_id, max(changed_at) AS version, count(*) AS changes, bit_xor(hashint8extended(id, 0)) AS hash
+          FROM moved GROUP BY job_id) m
+    JOIN jobs j ON j.id = m.job_id
     GROUP BY j.organization_id
     ON CONFLICT (organization_id) DO UPDATE SET
       version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
