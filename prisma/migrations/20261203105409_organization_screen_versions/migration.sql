@@ -92,11 +92,14 @@ BEGIN
     WHERE job_id = ANY (locked)
       AND id <= (SELECT max(id) FROM (SELECT id FROM screen_summary_deltas WHERE job_id = ANY (locked) ORDER BY id LIMIT max_deltas) oldest)
     RETURNING id, job_id, bucket, in_progress, completed, expired, scored, score_sum, changed_at
+  ), per_job AS (
+    -- Each job's sums once, for its row and its organization's.
+    SELECT job_id, sum(in_progress) AS in_progress, sum(completed) AS completed, sum(expired) AS expired, sum(scored) AS scored,
+           sum(score_sum) AS score_sum, max(changed_at) AS version, count(*) AS changes, bit_xor(hashint8extended(id, 0)) AS hash
+    FROM moved GROUP BY job_id
   ), stats AS (
     INSERT INTO job_screen_stats AS t (job_id, slot, in_progress, completed, expired, scored, score_sum, version, changes, changes_hash)
-    SELECT job_id, 0, sum(in_progress), sum(completed), sum(expired), sum(scored), sum(score_sum), max(changed_at), count(*),
-           bit_xor(hashint8extended(id, 0))
-    FROM moved GROUP BY job_id
+    SELECT job_id, 0, in_progress, completed, expired, scored, score_sum, version, changes, hash FROM per_job
     ON CONFLICT (job_id, slot) DO UPDATE SET
       in_progress = t.in_progress + excluded.in_progress, completed = t.completed + excluded.completed,
       expired = t.expired + excluded.expired, scored = t.scored + excluded.scored, score_sum = t.score_sum + excluded.score_sum,
@@ -106,10 +109,8 @@ BEGIN
     -- The same changes under each job's organization, in the same commit: the rollup's version
     -- (this row and the organization's unfolded deltas) is the same before and after.
     INSERT INTO organization_screen_stats AS t (organization_id, version, changes, changes_hash)
-    SELECT j.organization_id, max(m.version), sum(m.changes), bit_xor(m.hash)
-    FROM (SELECT job_id, max(changed_at) AS version, count(*) AS changes, bit_xor(hashint8extended(id, 0)) AS hash
-          FROM moved GROUP BY job_id) m
-    JOIN jobs j ON j.id = m.job_id
+    SELECT j.organization_id, max(p.version), sum(p.changes), bit_xor(p.hash)
+    FROM per_job p JOIN jobs j ON j.id = p.job_id
     GROUP BY j.organization_id
     ON CONFLICT (organization_id) DO UPDATE SET
       version = greatest(t.version, excluded.version), changes = t.changes + excluded.changes,
