@@ -36,6 +36,9 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
       AND (${statuses?.join(',') ?? null}::text IS NULL OR j.status::text = ANY (string_to_array(${statuses?.join(',') ?? null}::text, ',')))
       AND (${userId ?? null}::uuid IS NULL OR j.user_id = ${userId ?? null}::uuid)`
 
+/** The selection is all the organization's jobs: no filter. */
+const wholeOrganization = ({ statuses, userId }: JobSelection): boolean => statuses === undefined && userId === undefined
+
 /**
  * The selection's version: which jobs it holds (their count and the XOR of a hash of each id:
  * no sort), and the version of their figures (one sum, maximum and XOR over summary rows and
@@ -45,13 +48,13 @@ const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql
  * so that an unselected job's writes keep its 304: a hash join would read every
  * organization's summaries (docs/decisions.md, "Dashboards: answers kept").
  */
-const SELECTION_VERSION = (selected: PrismaSql.Sql, { organizationId, statuses, userId }: JobSelection): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
-      || '/' || ${statuses === undefined && userId === undefined
+const SELECTION_VERSION = (selected: PrismaSql.Sql, selection: JobSelection): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
+      || '/' || ${wholeOrganization(selection)
         ? PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (
-        SELECT changes, version, changes_hash AS hash FROM organization_screen_stats WHERE organization_id = ${organizationId}::uuid
+        SELECT changes, version, changes_hash AS hash FROM organization_screen_stats WHERE organization_id = ${selection.organizationId}::uuid
         UNION ALL
         SELECT 1, d.changed_at, hashint8extended(d.id, 0) FROM screen_summary_deltas d JOIN jobs dj ON dj.id = d.job_id
-        WHERE dj.organization_id = ${organizationId}::uuid) c)`
+        WHERE dj.organization_id = ${selection.organizationId}::uuid) c)`
         : PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`}`
 
 /**
@@ -115,7 +118,7 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
  */
 export async function organizationAnalyticsVersion (reader: SqlReader, selection: JobSelection, rules?: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean }> {
   // The selection read once: inline where the version reads it once (all the jobs), kept where twice.
-  const once = selection.statuses === undefined && selection.userId === undefined
+  const once = wholeOrganization(selection)
   const [row] = await reader.rows(VersionRow, PrismaSql.sql`
     ${once ? PrismaSql.empty : PrismaSql.sql`WITH selected AS MATERIALIZED (${SELECTED(selection)})`}
     SELECT ${SELECTION_VERSION(once ? PrismaSql.sql`(${SELECTED(selection)})` : PrismaSql.sql`selected`, selection)} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found`)
