@@ -52,7 +52,7 @@ t.test('each analytics call is at most 2 statements, whatever the number of jobs
   const batch = `/api/analytics/jobs?${jobs.map(id => `job_id=${id}`).join('&')}&tz=Europe/Berlin&from=2026-01-01&to=2026-03-31`
   const rollup = '/api/analytics/organization?tz=Europe/Berlin&job_status=active&from=2026-01-01&to=2026-03-31'
   const figures: string[] = []
-  for (const [name, url] of [['one job', `/api/jobs/${jobs[0]}/analytics?tz=Europe/Berlin`], ['one job beside its previous period', `/api/jobs/${jobs[0]}/analytics?tz=Europe/Berlin&from=2026-01-01&to=2026-03-31&compare=previous_period`], ['a batch of 50 jobs', batch], ['the batch beside its previous period', `${batch}&compare=previous_period`], ['the rollup of 50 jobs', rollup], ['the rollup beside its previous period', `${rollup}&compare=previous_period`]] as const) {
+  for (const [name, url] of [['one job', `/api/jobs/${jobs[0]}/analytics?tz=Europe/Berlin`], ['one job beside its previous period', `/api/jobs/${jobs[0]}/analytics?tz=Europe/Berlin&from=2026-01-01&to=2026-03-31&compare=previous_period`], ['a batch of 50 jobs', batch], ['the batch beside its previous period', `${batch}&compare=previous_period`], ['the rollup of 50 jobs', rollup], ['the rollup beside its previous period', `${rollup}&compare=previous_period`], ['the rollup of the whole organization (its version in one row)', '/api/analytics/organization?tz=Europe/Berlin']] as const) {
     const answered = await logged(url)
     t.equal(answered.status, 200, name)
     t.equal(answered.statements.length, 1, `${name}: one statement:\n${answered.statements.map(s => s.slice(0, 120)).join('\n')}`)
