@@ -17,7 +17,7 @@ export function ifNoneMatchMatches (header: string, etag: string): boolean {
 }
 
 /** A strong ETag naming `text`: a body, or what identifies one (see versionedEtag). */
-export const etagOf = (text: string): string => `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`
+export const etagOf = (text: string | Buffer): string => `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`
 
 /**
  * An ETag from what determines a body rather than from the body itself, so that a route can
@@ -57,7 +57,7 @@ export default fp(async function cachingPlugin (app: FastifyInstance) {
     if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode >= 200 && reply.statusCode < 300 && reply.statusCode !== 204) reply.header('cache-control', 'no-store')
     // A route may have set its ETag before an error replaced its answer.
     if (reply.statusCode !== 200) reply.removeHeader('etag')
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return payload
     const own = reply.getHeader('etag')
     const etag = typeof own === 'string' ? own : etagOf(payload)
     reply.header('etag', etag).header('cache-control', CACHE_CONTROL)

@@ -6,9 +6,18 @@ import { LRUCache } from 'lru-cache'
 // the answer is the same while that version is, so a repeated question costs the version's
 // read (the job's summary rows and unfolded deltas, not its screens) instead of the figures';
 // a kept answer is never given without that read, which is scoped to the caller's organization.
-// "Least recently asked": looked up, whether or not the answer was then given.
+// "Least recently asked": looked up, whether or not the answer was then given. Kept as the bytes
+// sent: a text built of many pieces is flattened and encoded again on every send (a kept batch
+// of 50: half the service's CPU, --cpu-prof; docs/decisions.md, "Dashboards: answers kept").
 
-export interface CachedAnswer { version: string, body: string }
+export interface CachedAnswer { version: string, body: Buffer }
+
+/** The UTF-8 bytes of `text` in a buffer of their own (not a slice of Node's shared pool, which a kept slice would hold on to). */
+export function bytesOf (text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text))
+  bytes.write(text)
+  return bytes
+}
 
 /** A job's analytics question: what the single job's answer (and a batch's entry) depends on besides the version. */
 export const jobQuestion = (jobId: string, rulesId: string, zone: string, from = '', to = '', compare = ''): string =>
@@ -17,15 +26,20 @@ export const jobQuestion = (jobId: string, rulesId: string, zone: string, from =
 export class AnswerCache {
   private readonly answers: LRUCache<string, CachedAnswer> | undefined
 
-  /** `maxBytes`: the answers' text at most (0: nothing kept); the least recently asked go first. */
+  /** `maxBytes`: the answers' bytes at most (0: nothing kept); the least recently asked go first. */
   constructor (maxBytes: number) {
     this.answers = maxBytes === 0
       ? undefined
-      : new LRUCache({ maxSize: maxBytes, sizeCalculation: (answer, question) => Math.max(1, 2 * (answer.body.length + answer.version.length + question.length)) })
+      : new LRUCache({ maxSize: maxBytes, sizeCalculation: (answer, question) => Math.max(1, answer.body.length + 2 * (answer.version.length + question.length)) })
   }
 
   /** The answer last given to `question`, whatever its version (the caller checks it). */
   get (question: string): CachedAnswer | undefined { return this.answers?.get(question) }
 
-  set (question: string, answer: CachedAnswer): void { this.answers?.set(question, answer) }
+  /** Keeps `text` as the answer to `question` at `version`; its bytes, to be sent. */
+  keep (question: string, version: string, text: string): Buffer {
+    const body = bytesOf(text)
+    this.answers?.set(question, { version, body })
+    return body
+  }
 }

@@ -90,8 +90,8 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     if (rows === null) throw jobNotFound()
     // Written here rather than by the schema's serializer: the bins' numbers are copied from
     // the statement's text, not parsed and written again (body.ts).
-    const body = analyticsBody(rows, range, compare)
-    if (keepable) answers.set(question, { version: rows.version, body })
+    const text = analyticsBody(rows, range, compare)
+    const body = keepable ? answers.keep(question, rows.version, text) : text
     return reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(body)
   })

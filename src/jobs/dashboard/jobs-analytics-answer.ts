@@ -14,16 +14,25 @@ const notFound = JSON.stringify(JOB_NOT_FOUND_ENTRY)
 /** An asked job's entry: `found` when it is the caller's (figures computed, or a kept answer's version). */
 export interface Entry<T> { jobId: string, found: T | null }
 
+const OPEN = Buffer.from('{"jobs":[')
+const CLOSE = Buffer.from('}')
+const END = Buffer.from(']}')
+
 /**
- * The body of GET /api/analytics/jobs: `{"jobs":[…]}` in the order asked, as JSON text;
- * `analyticsOf` gives a found job's analytics text (the single job's answer: computed, or kept).
+ * The body of GET /api/analytics/jobs: `{"jobs":[…]}` in the order asked, as JSON bytes (one
+ * copy of each answer's: bytes sent as they are, where a text of pieces is flattened and
+ * encoded on every send); `analyticsOf` gives a found job's analytics (the single job's
+ * answer: computed, or kept).
  */
-export function jobsAnalyticsBody<T> (jobs: Array<Entry<T>>, analyticsOf: (found: T, index: number) => string): string {
-  let out = ''
+export function jobsAnalyticsBody<T> (jobs: Array<Entry<T>>, analyticsOf: (found: T, index: number) => Buffer): Buffer {
+  const parts: Buffer[] = [OPEN]
   jobs.forEach(({ jobId, found }, index) => {
-    out += `${out === '' ? '' : ','}{"job_id":"${jobId}",` + (found === null ? `"error":${notFound}}` : `"analytics":${analyticsOf(found, index)}}`)
+    const head = `${index === 0 ? '' : ','}{"job_id":"${jobId}",`
+    if (found === null) parts.push(Buffer.from(`${head}"error":${notFound}}`))
+    else parts.push(Buffer.from(`${head}"analytics":`), analyticsOf(found, index), CLOSE)
   })
-  return `{"jobs":[${out}]}`
+  parts.push(END)
+  return Buffer.concat(parts)
 }
 
 /** A found job's analytics text as the single job answers it (analyticsBody). */

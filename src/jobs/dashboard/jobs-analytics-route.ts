@@ -9,7 +9,7 @@ import { ConditionalHeaders } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
-import { jobQuestion, type AnswerCache } from '../analytics/answer-cache.js'
+import { bytesOf, jobQuestion, type AnswerCache } from '../analytics/answer-cache.js'
 import { askHook } from '../analytics/ask-hook.js'
 import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
@@ -75,8 +75,7 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
     const body = jobsAnalyticsBody(jobs, (found, i) => {
       if (jobs[i]!.known) return kept![i]!.body
       const text = compute(found)
-      if (questions !== undefined) answers.set(questions[i]!, { version: found.version, body: text })
-      return text
+      return questions !== undefined ? answers.keep(questions[i]!, found.version, text) : bytesOf(text)
     })
     return reply.header('etag', etagAt(versionsOf(jobs))).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(body)

@@ -70,8 +70,8 @@ const organizationAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string
     await zoneRules.ready()
     const rollup = await app.database.read(async reader => await organizationAnalyticsText(reader, selection, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(window !== undefined ? { compare: window } : {}), screensReadMax: screensReadMaxIn(rules, zone, screensReadMax) }))
       .catch(rulesMissingAs503(zoneRules, request.log))
-    const body = rollupBody(rollup, range, window)
-    if (question !== undefined) answers.set(question, { version: rollup.version, body })
+    const text = rollupBody(rollup, range, window)
+    const body = question !== undefined ? answers.keep(question, rollup.version, text) : text
     return reply.header('etag', etagAt(rollup.version)).header('tzdata-version', rules.version)
       .type('application/json; charset=utf-8').send(body)
   }
