@@ -1,5 +1,7 @@
 import t from 'tap'
-import { jobsAnalyticsText } from '../../src/jobs/dashboard/read-jobs-analytics.js'
+import { foldScreenStats } from '../../src/admin/screen-stats.js'
+import { analyticsVersion } from '../../src/jobs/analytics/read.js'
+import { jobsAnalyticsText, jobsAnalyticsVersions } from '../../src/jobs/dashboard/read-jobs-analytics.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
@@ -139,6 +141,42 @@ t.test('a batch: the kept entries given where the version is the same, at most 2
   t.same(known!.found!.byStatus, computed!.found!.byStatus)
   const [stale] = await app.database.read(async reader => await jobsAnalyticsText(reader, acme.organizationId, [second.id], options, ['1:1:1']))
   t.same(stale, computed, 'another version: read as with none')
+})
+
+t.test('a batch\'s whole answer kept: given again after the versions alone, never after a write nor to another organization', async t => {
+  const third = await createJob(prisma, acme)
+  await createScreens(prisma, third.id, [{ status: 'completed', score: 30, completedAt: monday }])
+  const ids = [third.id, job.id]
+  const first = await askUrl(acme.auth, batchUrl(ids))
+  const again = await askUrl(acme.auth, batchUrl(ids))
+  t.equal(again.body, first.body, 'the same bytes')
+  t.equal(again.etag, first.etag)
+  t.same([again.sql.length, readsBins(again.sql)], [1, false], 'the versions only')
+  const reversed = await askUrl(acme.auth, batchUrl([...ids].reverse()))
+  t.same(JSON.parse(reversed.body).jobs, [...JSON.parse(first.body).jobs].reverse(), 'another order: another question, its entries in that order')
+  const foreign = await askUrl(globex.auth, batchUrl(ids))
+  t.equal(foreign.body, `{"jobs":[${ids.map(id => `{"job_id":"${id}","error":{"code":"not_found","message":"No such job in the caller's organization."}}`).join(',')}]}`, 'the same ids from another organization: nothing of them')
+  await createScreens(prisma, third.id, [{ status: 'completed', score: 90, completedAt: monday }])
+  const changed = await askUrl(acme.auth, batchUrl(ids))
+  t.not(changed.etag, first.etag)
+  t.match(JSON.parse(changed.body), { jobs: [{ job_id: third.id, analytics: { average_score_by_week: [{ week: '2026-03-02', count: 2, average_score: 60 }] } }, JSON.parse(first.body).jobs[1]] }, 'a write to one of its jobs: that entry computed again')
+  const afterWrite = await askUrl(acme.auth, batchUrl(ids))
+  t.same([afterWrite.body, afterWrite.sql.length], [changed.body, 1], 'and the new answer kept in its turn')
+})
+
+t.test('the batch\'s versions, read at once, are each job\'s own version (the single job\'s read)', async t => {
+  const empty = await createJob(prisma, acme)
+  const busy = await createJob(prisma, acme)
+  await createScreens(prisma, busy.id, [{ status: 'completed', score: 10, completedAt: monday }, { status: 'expired' }])
+  await foldScreenStats(prisma) // busy's deltas into its summary rows, then one delta more
+  await createScreens(prisma, busy.id, [{ status: 'in_progress' }])
+  const elsewhere = await createJob(prisma, globex)
+  const ids = [busy.id, elsewhere.id, empty.id, job.id, '00000000-0000-4000-8000-000000000000']
+  const { versions } = await app.database.read(async reader => await jobsAnalyticsVersions(reader, acme.organizationId, ids))
+  const single = await Promise.all(ids.map(async id => (await app.database.read(async reader => await analyticsVersion(reader, acme.organizationId, id)))?.version ?? null))
+  t.same(versions, single)
+  t.same(versions.map(v => v === null), [false, true, false, false, true], 'another organization\'s and a missing job: none')
+  t.equal(versions[2], '0:0:0', 'a job with no screens')
 })
 
 t.test('a rollup: the kept answer after the selection\'s version alone, for its organization only', async t => {

@@ -12,10 +12,15 @@ import { LRUCache } from 'lru-cache'
 
 export interface CachedAnswer { version: string, body: Buffer }
 
-/** The UTF-8 bytes of `text` in a buffer of their own (not a slice of Node's shared pool, which a kept slice would hold on to). */
-export function bytesOf (text: string): Buffer {
+/**
+ * The UTF-8 bytes of `text` (or `text` itself) in a buffer of their own, not a slice of Node's
+ * shared pool, which a kept slice would hold on to.
+ */
+export function bytesOf (text: string | Buffer): Buffer {
+  if (typeof text !== 'string' && text.byteOffset === 0 && text.buffer.byteLength === text.length) return text
   const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text))
-  bytes.write(text)
+  if (typeof text === 'string') bytes.write(text)
+  else text.copy(bytes)
   return bytes
 }
 
@@ -37,7 +42,7 @@ export class AnswerCache {
   get (question: string): CachedAnswer | undefined { return this.answers?.get(question) }
 
   /** Keeps `text` as the answer to `question` at `version`; its bytes, to be sent. */
-  keep (question: string, version: string, text: string): Buffer {
+  keep (question: string, version: string, text: string | Buffer): Buffer {
     const body = bytesOf(text)
     this.answers?.set(question, { version, body })
     return body

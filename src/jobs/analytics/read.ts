@@ -47,10 +47,10 @@ export interface WeekRange { first: string, last: string }
  * keeps a version given out before the database was restored from an older backup from
  * coming back with other figures. Rebuilds and TRUNCATE count as changes.
  */
-export const VERSIONED_SUMMARY_ROWS = (columns: PrismaSql.Sql = PrismaSql.empty): PrismaSql.Sql => PrismaSql.sql`
-  SELECT ${columns}changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id = j.id
+export const VERSIONED_SUMMARY_ROWS = (columns: PrismaSql.Sql = PrismaSql.empty, jobs: PrismaSql.Sql = PrismaSql.sql`= j.id`): PrismaSql.Sql => PrismaSql.sql`
+  SELECT ${columns}changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id ${jobs}
   UNION ALL
-  SELECT ${columns}1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id = j.id`
+  SELECT ${columns}1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id ${jobs}`
 export const VERSION_OF = (rows: PrismaSql.Sql): PrismaSql.Sql =>
   PrismaSql.sql`coalesce(sum(${rows}.changes), 0) || ':' || coalesce(max(${rows}.version), 0) || ':' || coalesce(bit_xor(${rows}.hash), 0)`
 const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (${VERSIONED_SUMMARY_ROWS()}) c)`

@@ -53,17 +53,21 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
     const etagAt = (versions: string[]): string => versionedEtag(['jobs-analytics', serviceVersion, rules.id, zone, from, to, comparing, ...ids, ...versions])
     const conditional = request.headers['if-none-match']
     // Each entry is the single job's answer, so the answers kept for its question
-    // (answer-cache.ts) serve: all kept, one read of the versions (as a 304's) gives them.
+    // (answer-cache.ts) serve: all kept, one read of the versions (as a 304's) gives them. The
+    // whole body is kept too, under its ETag: asked again, it is sent as it is (no copy of 50 answers).
     const questions = rules.summarizable(zone) ? ids.map(id => jobQuestion(id, rules.id, zone, from, to, comparing)) : undefined
+    const batchQuestion = questions === undefined ? undefined : ['jobs', organizationId, rules.id, zone, from, to, comparing, ...ids].join('|')
+    const keptBatch = batchQuestion === undefined ? undefined : answers.get(batchQuestion)
     const kept = questions?.map(question => answers.get(question))
     const allKept = kept?.every(answer => answer !== undefined) === true
-    if (conditional !== undefined || allKept) {
-      const { versions, rulesFound } = await app.database.read(async reader => await jobsAnalyticsVersions(reader, organizationId, ids, allKept ? { set: rules.id, zone } : undefined))
+    if (conditional !== undefined || allKept || keptBatch !== undefined) {
+      const { versions, rulesFound } = await app.database.read(async reader => await jobsAnalyticsVersions(reader, organizationId, ids, allKept || keptBatch !== undefined ? { set: rules.id, zone } : undefined))
       const etag = etagAt(versions.map(version => version ?? '-'))
       if (conditional !== undefined && ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
+      const send = (body: Buffer): FastifyReply => reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(body)
+      if (keptBatch?.version === etag && rulesFound) return send(keptBatch.body)
       if (allKept && rulesFound && versions.every((version, i) => version === null || version === kept![i]!.version)) {
-        const body = jobsAnalyticsBody(ids.map((jobId, i) => ({ jobId, found: versions[i] })), (_, i) => kept![i]!.body)
-        return reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(body)
+        return send(answers.keep(batchQuestion!, etag, jobsAnalyticsBody(ids.map((jobId, i) => ({ jobId, found: versions[i] })), (_, i) => kept![i]!.body)))
       }
     }
     await zoneRules.ready()
@@ -77,8 +81,9 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
       const text = compute(found)
       return questions !== undefined ? answers.keep(questions[i]!, found.version, text) : bytesOf(text)
     })
-    return reply.header('etag', etagAt(versionsOf(jobs))).header('tzdata-version', rules.version)
-      .type('application/json; charset=utf-8').send(body)
+    const etag = etagAt(versionsOf(jobs))
+    return reply.header('etag', etag).header('tzdata-version', rules.version)
+      .type('application/json; charset=utf-8').send(batchQuestion === undefined ? body : answers.keep(batchQuestion, etag, body))
   }
 }
 

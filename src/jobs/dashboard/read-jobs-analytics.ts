@@ -64,13 +64,20 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
  * The version of each asked job's figures (analyticsVersion's), null for one that is not the
  * caller's, in the order asked: what a 304 of the batch costs, one read of the jobs' summary
  * rows, no screens and no bins. With `rules`, also whether the database has them (as analyticsVersion).
+ * The rows of all the jobs read at once and grouped, rather than job by job (a lateral read):
+ * 0.54-0.57 against 0.71-0.89 ms for 50 jobs, test-output/vq.mjs, one session.
  */
 export async function jobsAnalyticsVersions (reader: SqlReader, organizationId: string, jobIds: string[], rules?: ZoneRulesRef): Promise<{ versions: Array<string | null>, rulesFound: boolean }> {
   const rows = await reader.rows(BatchVersionRow, PrismaSql.sql`
-    SELECT ask.id::text AS asked, CASE WHEN j.id IS NULL THEN '' ELSE st.version END AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found
-    FROM ${ASKED(jobIds)}
-    LEFT JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid
-    LEFT JOIN LATERAL (SELECT ${VERSION_OF(PrismaSql.sql`c`)} AS version FROM (${VERSIONED_SUMMARY_ROWS()}) c) st ON true
+    WITH ask AS MATERIALIZED (SELECT * FROM ${ASKED(jobIds)}),
+    mine AS MATERIALIZED (SELECT j.id FROM ask JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid),
+    st AS (SELECT c.job_id, ${VERSION_OF(PrismaSql.sql`c`)} AS version
+           FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`job_id, `, PrismaSql.sql`IN (SELECT id FROM mine)`)}) c GROUP BY c.job_id)
+    SELECT ask.id::text AS asked, CASE WHEN m.id IS NULL THEN '' ELSE coalesce(st.version, ${EMPTY_VERSION}) END AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found
+    FROM ask LEFT JOIN mine m ON m.id = ask.id LEFT JOIN st ON st.job_id = ask.id
     ORDER BY ask.n`)
   return { versions: rows.map(row => row.version === '' ? null : row.version), rulesFound: rows[0]?.rules_found ?? true }
 }
+
+/** VERSION_OF over no rows: a job with no summary row and no delta. */
+const EMPTY_VERSION = PrismaSql.sql`'0:0:0'`
