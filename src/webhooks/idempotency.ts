@@ -84,7 +84,7 @@ export default fp(async function idempotencyPlugin (app: FastifyInstance, { webh
       await app.prisma.$executeRaw`DELETE FROM idempotency_keys WHERE api_key_id = ${apiKeyId}::uuid AND key = ${key}`
       return payload
     }
-    const text = typeof payload === 'string' ? payload : ''
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
     const sealed = (await webhooks.secrets()).seal(boxId(apiKeyId, key), text)
     await app.prisma.$executeRaw`UPDATE idempotency_keys SET status_code = ${reply.statusCode}, response = ${sealed} WHERE api_key_id = ${apiKeyId}::uuid AND key = ${key}`
     return payload

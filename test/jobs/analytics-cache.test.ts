@@ -164,19 +164,59 @@ t.test('a batch\'s whole answer kept: given again after the versions alone, neve
   t.same([afterWrite.body, afterWrite.sql.length], [changed.body, 1], 'and the new answer kept in its turn')
 })
 
+t.test('a kept batch is given whole even where one of its entries was dropped from the cache', async t => {
+  // Two jobs, one with a long answer (a completion a week for 100 weeks), one short; a budget
+  // that holds the batch and the short entry but not the long one as well: keeping the batch
+  // drops the long entry (least recently kept). The batch asked again: its kept body, no bins.
+  const seed = async (p: typeof prisma): Promise<{ tenant: Awaited<ReturnType<typeof createTenant>>, ids: string[] }> => {
+    const tenant = await createTenant(p)
+    const long = await createJob(p, tenant)
+    await createScreens(p, long.id, Array.from({ length: 100 }, (_, i) => ({ status: 'completed' as const, score: i, completedAt: new Date(Date.UTC(2024, 0, 1 + 7 * i, 12)) })))
+    const short = await createJob(p, tenant)
+    await createScreens(p, short.id, [{ status: 'completed', score: 70, completedAt: monday }])
+    return { tenant, ids: [long.id, short.id] }
+  }
+  const sized = await seed(prisma)
+  const batch = await askUrl(sized.tenant.auth, batchUrl(sized.ids))
+  const short = await askUrl(sized.tenant.auth, `/api/jobs/${sized.ids[1]}/analytics?tz=Europe/Berlin`)
+  const long = await askUrl(sized.tenant.auth, `/api/jobs/${sized.ids[0]}/analytics?tz=Europe/Berlin`)
+  t.ok(long.body.length > 4000, 'the long answer is long')
+  // Each kept entry costs its bytes and twice its question and version (well under 600 here).
+  const budget = batch.body.length + short.body.length + 1200
+  const small = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off', ANALYTICS_CACHE_BYTES: String(budget) }, db: { logQueries: true } })
+  const statements: string[] = []
+  ;(small.app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { statements.push(e.query) })
+  const { tenant, ids } = await seed(small.prisma)
+  const askSmall = async (): Promise<{ body: string, sql: string[] }> => {
+    await small.app.inject({ url: '/api/me', headers: tenant.auth })
+    statements.length = 0
+    const res = await small.app.inject({ url: batchUrl(ids), headers: tenant.auth })
+    return { body: res.body, sql: [...statements] }
+  }
+  const computed = await askSmall()
+  t.ok(readsBins(computed.sql), 'first asked: computed')
+  const kept = await askSmall()
+  t.equal(kept.body, computed.body)
+  t.same([kept.sql.length, readsBins(kept.sql)], [1, false], 'the long entry dropped, the batch kept: the versions alone')
+})
+
 t.test('the batch\'s versions, read at once, are each job\'s own version (the single job\'s read)', async t => {
   const empty = await createJob(prisma, acme)
   const busy = await createJob(prisma, acme)
   await createScreens(prisma, busy.id, [{ status: 'completed', score: 10, completedAt: monday }, { status: 'expired' }])
   await foldScreenStats(prisma) // busy's deltas into its summary rows, then one delta more
   await createScreens(prisma, busy.id, [{ status: 'in_progress' }])
+  const fresh = await createJob(prisma, acme)
+  await createScreens(prisma, fresh.id, [{ status: 'completed', score: 20, completedAt: monday }]) // deltas only: after the fold
   const elsewhere = await createJob(prisma, globex)
-  const ids = [busy.id, elsewhere.id, empty.id, job.id, '00000000-0000-4000-8000-000000000000']
+  const ids = [busy.id, elsewhere.id, empty.id, job.id, '00000000-0000-4000-8000-000000000000', fresh.id]
   const { versions } = await app.database.read(async reader => await jobsAnalyticsVersions(reader, acme.organizationId, ids))
   const single = await Promise.all(ids.map(async id => (await app.database.read(async reader => await analyticsVersion(reader, acme.organizationId, id)))?.version ?? null))
   t.same(versions, single)
-  t.same(versions.map(v => v === null), [false, true, false, false, true], 'another organization\'s and a missing job: none')
+  t.same(versions.map(v => v === null), [false, true, false, false, true, false], 'another organization\'s and a missing job: none')
   t.equal(versions[2], '0:0:0', 'a job with no screens')
+  const twice = await app.database.read(async reader => await jobsAnalyticsVersions(reader, acme.organizationId, [fresh.id, busy.id, fresh.id]))
+  t.same(twice.versions, [single[5], single[0], single[5]], 'an id asked twice: its version twice, in place')
 })
 
 t.test('a rollup: the kept answer after the selection\'s version alone, for its organization only', async t => {

@@ -9,7 +9,7 @@ import { ConditionalHeaders } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
 import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
-import { bytesOf, jobQuestion, type AnswerCache } from '../analytics/answer-cache.js'
+import { jobQuestion, type AnswerCache } from '../analytics/answer-cache.js'
 import { askHook } from '../analytics/ask-hook.js'
 import { screensReadMaxIn } from '../analytics/query.js'
 import { rulesMissingAs503 } from '../analytics/rules-missing.js'
@@ -79,7 +79,7 @@ const jobsAnalyticsRoute: FastifyPluginAsyncTypebox<JobsAnalyticsOptions> = asyn
     const body = jobsAnalyticsBody(jobs, (found, i) => {
       if (jobs[i]!.known) return kept![i]!.body
       const text = compute(found)
-      return questions !== undefined ? answers.keep(questions[i]!, found.version, text) : bytesOf(text)
+      return questions !== undefined ? answers.keep(questions[i]!, found.version, text) : Buffer.from(text)
     })
     const etag = etagAt(versionsOf(jobs))
     return reply.header('etag', etag).header('tzdata-version', rules.version)

@@ -70,7 +70,7 @@ export async function jobsAnalyticsText (reader: SqlReader, organizationId: stri
 export async function jobsAnalyticsVersions (reader: SqlReader, organizationId: string, jobIds: string[], rules?: ZoneRulesRef): Promise<{ versions: Array<string | null>, rulesFound: boolean }> {
   const rows = await reader.rows(BatchVersionRow, PrismaSql.sql`
     WITH ask AS MATERIALIZED (SELECT * FROM ${ASKED(jobIds)}),
-    mine AS MATERIALIZED (SELECT j.id FROM ask JOIN jobs j ON j.id = ask.id AND j.organization_id = ${organizationId}::uuid),
+    mine AS MATERIALIZED (SELECT id FROM jobs WHERE id IN (SELECT id FROM ask) AND organization_id = ${organizationId}::uuid),
     st AS (SELECT c.job_id, ${VERSION_OF(PrismaSql.sql`c`)} AS version
            FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`job_id, `, PrismaSql.sql`IN (SELECT id FROM mine)`)}) c GROUP BY c.job_id)
     SELECT ask.id::text AS asked, CASE WHEN m.id IS NULL THEN '' ELSE coalesce(st.version, ${EMPTY_VERSION}) END AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found
