@@ -23,9 +23,11 @@ export class SignedJson {
   open (token: string): Record<string, unknown> | undefined {
     const [body, signature, ...rest] = token.split('.')
     if (body === undefined || signature === undefined || rest.length > 0) return undefined
+    // Only the one spelling this signer writes: Buffer.from skips foreign letters and padding
+    // and ignores a last letter's spare bits, so other strings would decode to the same bytes.
     const given = Buffer.from(signature, 'base64url')
     const expected = this.sign(body)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
+    if (given.length !== expected.length || !timingSafeEqual(given, expected) || given.toString('base64url') !== signature) return undefined
     try {
       const payload: unknown = JSON.parse(Buffer.from(body, 'base64url').toString())
       return typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload as Record<string, unknown> : undefined

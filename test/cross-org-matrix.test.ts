@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildTestApp } from './helpers/app.js'
 import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from './helpers/fixtures.js'
+import { tampered } from './helpers/tampered.js'
 
 // OWASP API1 (broken object-level authorization), cell by cell: every operation that takes
 // an id × the caller's own job, another organization's, a missing one, a malformed one ×
@@ -120,7 +121,7 @@ const cursors: Record<Caller, Record<CursorCase, string | undefined>> = Object.f
   // The caller's cursor rewritten to point into the other organization, its signature kept.
   const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as Record<string, unknown>
   const forged = `${Buffer.from(JSON.stringify({ ...payload, o: outsider.organizationId })).toString('base64url')}.${signature}`
-  return [caller, { none: undefined, own, other, forged, garbled: `${body}.${signature.slice(0, -2)}AA` }]
+  return [caller, { none: undefined, own, other, forged, garbled: tampered(own) }]
 }))) as Record<Caller, Record<CursorCase, string | undefined>>
 const listing: Record<CursorCase, Cell> = { none: 200, own: 200, other: 400, forged: 400, garbled: 400 }
 const noListing: Record<CursorCase, Cell> = { none: 'scope', own: 'scope', other: 'scope', forged: 'scope', garbled: 'scope' }
