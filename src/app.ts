@@ -20,6 +20,7 @@ import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js'
 import scopeGuardPlugin, { apiRoutesAudit } from './plugins/scope-guard.js'
 import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
+import requestLogPlugin from './plugins/request-log.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
 import summaryFoldPlugin from './plugins/summary-fold.js'
 import changeLogPrunePlugin from './plugins/change-log-prune.js'
@@ -52,6 +53,7 @@ export async function buildApp ({ config, database, logStream, webhookLookup }: 
   await app.register(apiRoutesAudit)
   await app.register(errorsPlugin)
   await app.register(requestIdPlugin)
+  await app.register(requestLogPlugin)
   await app.register(requestLimitsPlugin)
   await app.register(drainingPlugin)
   await app.register(securityHeadersPlugin, { corsOrigins: config.CORS_ORIGINS.split(',').filter(Boolean) })

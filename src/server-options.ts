@@ -1,5 +1,5 @@
 import type { Server } from 'node:http'
-import type { FastifyHttpOptions } from 'fastify'
+import { LogController, type FastifyHttpOptions } from 'fastify'
 import type { Config } from './config.js'
 import { clientError, frameworkError } from './plugins/errors.js'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from './limits.js'
@@ -15,10 +15,14 @@ export function serverOptions (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT' |
   return {
     logger: {
       level: config.LOG_LEVEL,
+      // ISO 8601, as operators search by; pino's default is epoch milliseconds.
+      timestamp: () => `,"time":"${new Date().toISOString()}"`,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
       ...(logStream !== undefined ? { stream: logStream } : pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
     },
     genReqId: requestId,
+    // One line a request, written by the request-log plugin, in place of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     // While closing, requests on open connections are answered, not refused (the draining
     // plugin); readiness alone reports 503, in the shared error shape.
     return503OnClosing: false,

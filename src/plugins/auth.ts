@@ -47,8 +47,10 @@ export default fp(async function authPlugin (app: FastifyInstance) {
       .catch((err: unknown) => { request.log.warn({ err }, 'could not record API key use') })
   }
 
-  async function refuse (request: FastifyRequest, reply: FastifyReply): Promise<never> {
+  /** Why, for the log line alone: the 401 says the same whatever the reason. */
+  async function refuse (request: FastifyRequest, reply: FastifyReply, reason: 'no_bearer_key' | 'malformed_key' | 'unknown_key'): Promise<never> {
     await app.limits.failedAuth(request, reply) // 429 instead, past the per-IP limit
+    request.refusal = reason
     throw unauthorized()
   }
 
@@ -56,10 +58,13 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     // A string that cannot be one of our keys (spaces in it, say) is refused without a
     // database query.
     const key = bearerCredential(request.headers.authorization)
-    if (key === undefined || apiKeyPrefix(key) === undefined) return await refuse(request, reply)
+    if (key === undefined) return await refuse(request, reply, 'no_bearer_key')
+    request.keyPrefix = apiKeyPrefix(key) ?? null
+    if (request.keyPrefix === null) return await refuse(request, reply, 'malformed_key')
     const now = new Date()
     const caller = await lookUp(key, now)
-    if (caller === null) return await refuse(request, reply)
+    // Unknown, revoked or expired: the lookup does not say which, and the cache keeps it so.
+    if (caller === null) return await refuse(request, reply, 'unknown_key')
     recordUse(request, caller, now)
     const { lastUsedAt: _, expiresAt: __, ...rest } = caller
     request.caller = rest

@@ -14,6 +14,7 @@ const isDocumentedStatus = (status: number): status is ErrorStatus => status in 
 /** Writes an ApiError as the shared error body. Every error response goes through here. */
 export function sendApiError (request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer')
+  request.refusal ??= error.code // for the request's log line, unless a hook said more
   // Also set here: errors raised by the router never reach the onSend hooks.
   reply.header('x-request-id', request.id)
   return reply

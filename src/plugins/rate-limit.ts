@@ -59,7 +59,7 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
   const per = options.windowSeconds === 60 ? 'a minute' : `per ${options.windowSeconds} s`
   const timeWindow = options.windowSeconds * 1000
 
-  function limit (check: ReturnType<FastifyInstance['createRateLimit']>, what: string): Limit {
+  function limit (check: ReturnType<FastifyInstance['createRateLimit']>, what: string, reason: string): Limit {
     return async (request, reply) => {
       const result = await check(request)
       if (result.isAllowed) return
@@ -67,13 +67,14 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
         .header('x-ratelimit-remaining', result.remaining)
         .header('x-ratelimit-reset', result.ttlInSeconds)
       if (result.isExceeded) {
+        request.refusal = reason
         throw new ApiError(429, `Rate limit exceeded: at most ${result.max} ${what} ${per}; retry in ${result.ttlInSeconds} s.`, {}, { 'retry-after': String(result.ttlInSeconds) })
       }
     }
   }
 
   app.decorate('limits', {
-    perKey: limit(app.createRateLimit({ max: options.perKeyMax, timeWindow, keyGenerator: req => `key:${req.caller.apiKeyId}` }), 'requests per API key'),
-    failedAuth: limit(app.createRateLimit({ max: options.failedAuthMax, timeWindow, keyGenerator: req => `authfail:${req.ip}` }), 'failed authentications per client'),
+    perKey: limit(app.createRateLimit({ max: options.perKeyMax, timeWindow, keyGenerator: req => `key:${req.caller.apiKeyId}` }), 'requests per API key', 'rate_limit_per_key'),
+    failedAuth: limit(app.createRateLimit({ max: options.failedAuthMax, timeWindow, keyGenerator: req => `authfail:${req.ip}` }), 'failed authentications per client', 'rate_limit_failed_auth'),
   })
 }, { name: 'rate-limit' })
