@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -165,4 +166,21 @@ t.test('with Redis unreachable the store is reported down (limits fail open)', a
   const text = (await app.inject({ url: '/metrics', headers: bearer })).body
   t.equal(sample(text, 'rate_limit_store_redis'), 1)
   t.equal(sample(text, 'rate_limit_store_up'), 0)
+})
+
+t.test('every metric docs/operations.md names is in a scrape', async t => {
+  const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8')
+  // Backticked names of the metrics' families; the log's reason codes share a prefix and are no metrics.
+  const notMetrics = new Set(['rate_limit_per_key', 'rate_limit_failed_auth'])
+  const named = [...new Set([...doc.matchAll(/`((?:http|db|rate_limit|caller_cache|webhook|process|nodejs)_[a-z_]+)[`{]/g)].map(m => m[1]!))].filter(n => !notMetrics.has(n))
+  t.ok(named.length >= 12, `the page names ${named.length} metrics: ${named.join(', ')}`)
+  const db = await createTestDatabase()
+  const config = loadConfig({ LOG_LEVEL: 'silent', METRICS_TOKEN: TOKEN })
+  const database = apiDatabase(db, config)
+  const replicas: ReplicaState[] = [{ name: 'r1.internal:5432/screening', status: 'up', reason: null, lagMs: 10 }]
+  const app = await buildApp({ config, database: { ...database, replicas: () => replicas } })
+  t.teardown(async () => { await app.close(); await db.close() })
+  const text = (await app.inject({ url: '/metrics', headers: bearer })).body
+  const families = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map(m => m[1]!))
+  for (const name of named) t.ok(families.has(name), `${name}: in the scrape`)
 })

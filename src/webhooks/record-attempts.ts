@@ -13,9 +13,13 @@ import type { WebhookEvent } from './events.js'
 export interface DeliveryOutcomes {
   /** One call per attempt recorded. */
   attempt: (outcome: 'delivered' | 'failed' | 'endpoint_disabled') => void
+  /** Attempts that failed alike (one status or error, one next attempt; null: none is made), for the log. */
+  failed: (endpointId: string, failure: FailedAttempts) => void
   /** An endpoint disabled by a delivery: `gone` (it answered 410) or `failing`. */
   disabled: (endpointId: string, reason: 'gone' | 'failing', since: Date | null) => void
 }
+
+export interface FailedAttempts { status: number | null, error: string | null, nextAttemptAt: Date | null, eventIds: string[] }
 
 /** An event sent, and how it went. */
 export interface Sent { event: WebhookEvent, result: AttemptResult }
@@ -32,6 +36,18 @@ export interface RecordDeps {
 
 /** Up to 20% more than `ms`, so that retries of many events spread out. */
 const jittered = (ms: number): number => Math.round(ms * (1 + Math.random() * 0.2))
+
+/** The failed attempts grouped by how they failed and when they are tried again: a line each, not one per event of a batch. */
+function alike (attempts: Attempt[]): FailedAttempts[] {
+  const groups = new Map<string, FailedAttempts>()
+  for (const { outcome, statusCode, error, nextAttemptAt, event } of attempts) {
+    if (outcome !== 'failed') continue
+    const key = `${statusCode}|${error}|${nextAttemptAt?.getTime()}`
+    const group = groups.get(key) ?? groups.set(key, { status: statusCode, error, nextAttemptAt, eventIds: [] }).get(key)!
+    group.eventIds.push(event.id)
+  }
+  return [...groups.values()]
+}
 
 /** Records `sent`, schedules their retries and moves the endpoint's state on, a statement at a time. */
 export async function recordAttempts (deps: RecordDeps, endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<void> {
@@ -72,5 +88,6 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
     await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = ${failingSince?.toISOString() ?? null}::timestamptz WHERE id = ${endpointId}::uuid`)
   }
   for (const retry of retries.values()) deps.wake(new Date(retry.at))
+  for (const failure of alike(attempts)) outcomes.failed(endpointId, failure)
   if (gone || failing) outcomes.disabled(endpointId, gone ? 'gone' : 'failing', failingSince)
 }

@@ -43,19 +43,31 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
       registers: [register],
       async collect () {
         this.reset()
-        const rows = await app.prisma.$queryRaw<Array<{ endpoint: string, seconds: number }>>`
-          SELECT j.data->>'endpointId' AS endpoint, extract(epoch FROM now() - min((e->>'at')::timestamptz))::float8 AS seconds
-          FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
-          WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active')
-          GROUP BY 1`
-        const oldest = new Map(rows.map(row => [row.endpoint, row.seconds]))
-        for (const [endpoint, since] of webhooks.batchesSince()) oldest.set(endpoint, Math.max(oldest.get(endpoint) ?? 0, (Date.now() - since.getTime()) / 1000))
-        for (const [endpoint, seconds] of oldest) this.set({ endpoint }, seconds)
+        const sending = webhooks.batchesSince()
+        // Enabled endpoints only: a deleted or disabled one's queued events wait for nothing
+        // (its jobs end when they run), and would keep the age climbing past the alert.
+        const rows = await app.prisma.$queryRaw<Array<{ endpoint: string, seconds: number | null }>>`
+          WITH queued AS (
+            SELECT j.data->>'endpointId' AS endpoint, min((e->>'at')::timestamptz) AS since
+            FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
+            WHERE j.name = ${DELIVERY_QUEUE} AND j.state IN ('created', 'retry', 'active')
+            GROUP BY 1)
+          SELECT w.id::text AS endpoint, extract(epoch FROM now() - q.since)::float8 AS seconds
+          FROM webhook_endpoints w LEFT JOIN queued q ON q.endpoint = w.id::text
+          WHERE w.status = 'enabled' AND (q.since IS NOT NULL OR w.id = ANY(${[...sending.keys()]}::uuid[]))`
+        for (const { endpoint, seconds } of rows) {
+          const since = sending.get(endpoint)
+          this.set({ endpoint }, Math.max(seconds ?? 0, since !== undefined ? (Date.now() - since.getTime()) / 1000 : 0))
+        }
       },
     })
   }
   return {
     attempt: outcome => { attempts?.inc({ outcome }) },
+    failed: (endpointId, { status, error, nextAttemptAt, eventIds }) => {
+      app.log.warn({ endpoint: endpointId, status, error, next_attempt_at: nextAttemptAt?.toISOString() ?? null, events: eventIds.length, event_ids: eventIds.slice(0, 10) },
+        `webhook delivery to endpoint ${endpointId} failed (${error ?? `status ${status}`}) for ${eventIds.length} event(s): ${nextAttemptAt !== null ? `next attempt at ${nextAttemptAt.toISOString()}` : 'no further attempt'}`)
+    },
     disabled: (endpointId, reason, since) => {
       app.log.warn({ endpoint: endpointId, reason, failing_since: since }, reason === 'gone'
         ? `webhook endpoint ${endpointId} answered 410 Gone: disabled`
@@ -93,6 +105,9 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
       // leased, and the next run reads the same changes. Not a failure to log.
       const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0, budget: webhooks.room(), log: app.log }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
       for (const batch of dispatched?.batches ?? []) webhooks.send(batch)
+      for (const { endpointId, reason } of dispatched?.stopped ?? []) {
+        app.log.warn({ endpoint: endpointId, reason }, `webhook endpoint ${endpointId} disabled: ${reason === 'key_revoked' ? 'the key that made it is revoked, expired or deleted' : 'the user of the key that made it left the organization'}`)
+      }
     })
     runPeriodically(app, 'pruning the webhook delivery record and idempotency keys', PRUNE_INTERVAL_MS, async () => {
       await pruneDeliveries(app.prisma, webhooks.settings.retentionDays)

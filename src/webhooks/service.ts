@@ -99,7 +99,7 @@ export class Webhooks {
         if (this.delivers) {
           // The embedded database serializes every query: fewer workers.
           const count = this.database.kind === 'embedded' ? Math.min(this.settings.concurrency, 4) : this.settings.concurrency
-          this.deliverer = await startDeliveryWorkers(boss, count, wake => new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, disabled: () => {} }, wake }))
+          this.deliverer = await startDeliveryWorkers(boss, count, wake => new Deliverer({ primary: this.database.primary, replayed: this.database.replayed, boss, guard: this.guard, secrets: async () => await this.secrets(), settings: this.settings, outcomes: this.outcomes ?? { attempt: () => {}, failed: () => {}, disabled: () => {} }, wake }))
         }
       } catch (error) {
         await boss.stop({ graceful: false }).catch(() => {})
