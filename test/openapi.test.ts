@@ -30,6 +30,7 @@ const SCOPE_OF: Record<string, string[]> = {
   redeliverWebhookEvent: ['webhooks:write'],
   recoverWebhookEvents: ['webhooks:write'],
   testWebhookEndpoint: ['webhooks:write'],
+  listWebhookEventTypes: ['webhooks:read'],
 }
 
 t.test('a bearer security scheme, required by every /api operation, with the scope each needs', async t => {
@@ -58,7 +59,7 @@ t.test('a bearer security scheme, required by every /api operation, with the sco
 })
 
 t.test('the events an endpoint is sent are in `webhooks` (OpenAPI 3.1), signed per Standard Webhooks', async t => {
-  t.same(Object.keys(doc.webhooks).sort(), ['job.deleted', 'job.updated', 'sync.reset', 'webhook.test'])
+  t.same(Object.keys(doc.webhooks).sort(), ['job.deleted', 'job.updated', 'sync.reset', 'webhook.test', 'webhook_endpoint.disabled', 'webhook_endpoint.failing'])
   for (const [type, item] of Object.entries<{ post: { requestBody: { content: Record<string, { schema: unknown, example: { type: string } }> }, parameters: Array<{ name: string, in: string, required: boolean }> } }>(doc.webhooks)) {
     const body = item.post.requestBody.content['application/json']!
     t.same(body.schema, { $ref: '#/components/schemas/WebhookEvent' }, `${type}: the WebhookEvent body`)

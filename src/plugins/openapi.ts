@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../auth/scopes.js'
 import { ConfigSchema } from '../config.js'
+import { WEBHOOK_EVENT_CATALOGUE, type EventTypeEntry } from '../schemas/webhook-event-types.js'
 import { version } from '../version.js'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../limits.js'
 
@@ -30,25 +31,20 @@ const SIGNATURE_HEADERS: Array<{ name: string, in: 'header', required: true, des
   { name: 'webhook-timestamp', in: 'header', required: true, description: 'When this attempt was signed, in seconds since the epoch: refuse one too far from now (Standard Webhooks suggests 5 minutes).', schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 } },
   { name: 'webhook-signature', in: 'header', required: true, description: 'Space-separated `v1,<base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body">`, one per secret that signs (two while a rotation\'s grace lasts): any one verifying is enough.', schema: { type: 'string', maxLength: 512 } },
 ]
-const webhook = (type: string, summary: string, description: string) => ({
+const webhook = ({ type, summary, description, example }: EventTypeEntry) => ({
   post: {
     operationId: `webhook_${type.replace('.', '_')}`,
     summary,
     description: `${description}\n\nSigned per Standard Webhooks 1.0.0 (the \`standardwebhooks\` package verifies it; the SDK's \`verifyWebhook\` too). Delivered at least once, in no guaranteed order; answer 2xx within ${ConfigSchema.properties.WEBHOOK_TIMEOUT_MS.default / 1000} s. Anything else is retried (${ConfigSchema.properties.WEBHOOK_RETRY_DELAYS.default}, with jitter; \`Retry-After\` honoured); a redirect is a failure and is not followed; 410 disables the endpoint.`,
     tags: ['Webhooks'],
     parameters: SIGNATURE_HEADERS,
-    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' }, example: { type, timestamp: '2026-11-27T09:00:01.000Z', data: type === 'sync.reset' ? { id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e', reason: 'changes_may_have_been_missed' } : type === 'webhook.test' ? { id: '0b5cd0a4-4c9d-4e8a-9a6e-6d1f2b3c4d5e' } : { id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9' } } } } },
+    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' }, example: { type, timestamp: '2026-11-27T09:00:01.000Z', data: example } } } },
     responses: { '2XX': { description: 'Received. The body is not read.' } },
     security: [],
   },
 })
 // The swagger plugin's types take path items of its own OpenAPI typings; these are plain JSON.
-const WEBHOOKS: Record<string, never> = {
-  'job.updated': webhook('job.updated', 'A job was created or changed', 'A job of the organization was created, changed (its fields, questions, screens; what only its analytics show, to an endpoint made by a key that may read analytics), or moved into the organization. Read it (GET /api/jobs/{jobId}), or sync.'),
-  'job.deleted': webhook('job.deleted', 'A job was deleted or left', 'A job was deleted, or moved to another organization: it is no longer the organization\'s.'),
-  'webhook.test': webhook('webhook.test', 'A test, on request', 'Sent when the partner asks (POST /api/webhook_endpoints/{endpointId}/test), to check the endpoint: `data.id` is the endpoint. Answer it as any event; it is not retried.'),
-  'sync.reset': webhook('sync.reset', 'Changes may have been missed', 'The change log no longer reaches back to where this endpoint\'s events stood (a restore of the database, a stop longer than the log is kept, or the key may now read what earlier events left out): walk the list of jobs again.'),
-} as unknown as Record<string, never>
+const WEBHOOKS = Object.fromEntries(WEBHOOK_EVENT_CATALOGUE.map(entry => [entry.type, webhook(entry)])) as unknown as Record<string, never>
 
 const bearerScheme = {
   type: 'http' as const,

@@ -8,6 +8,9 @@ import { Count, Nullable, StringEnum, Timestamp, Uuid, Word } from './types.js'
 export const WEBHOOK_EVENT_TYPES = ['job.updated', 'job.deleted'] as const
 export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const
 export const DISABLED_REASONS = ['requested', 'gone', 'failing', 'key_revoked', 'key_moved', 'operator'] as const
+/** Notices about another endpoint of the organization (src/webhooks/notices.ts); a partner's own disabling is not told. */
+export const NOTICE_EVENT_TYPES = ['webhook_endpoint.failing', 'webhook_endpoint.disabled'] as const
+const NOTICED_REASONS = DISABLED_REASONS.filter(r => r !== 'requested')
 const CURSOR = { minLength: 1, maxLength: 512 }
 
 const Url = (options: Record<string, unknown> = {}) => Type.String({
@@ -58,7 +61,7 @@ export const WebhookEndpointListSchema = Type.Object({
 export const WebhookDeliverySchema = Type.Object({
   id: Uuid({ description: 'Identifier of this attempt (for `redeliver`).' }),
   event_id: Type.String({ maxLength: 64, pattern: '^msg_[A-Za-z0-9_-]{1,60}$', description: 'The event\'s `webhook-id`: the same for every attempt of one change to this endpoint.' }),
-  event_type: Word({ maxLength: 32, pattern: '^[a-z_.]+$', description: 'The event\'s type (`job.updated`, `job.deleted`, `sync.reset`).' }),
+  event_type: Word({ maxLength: 32, pattern: '^[a-z_.]+$', description: 'The event\'s type (`job.updated`, `job.deleted`, `sync.reset`, `webhook.test`, `webhook_endpoint.failing`, `webhook_endpoint.disabled`).' }),
   job_id: Nullable(Uuid(), { description: 'The job the event names; null for `sync.reset`.' }),
   attempt: Count({ minimum: 1, description: 'Which attempt of the event this was, from 1.' }),
   outcome: StringEnum(['delivered', 'failed'] as const, { description: '`delivered`: the endpoint answered 2xx. `failed`: anything else (another status, a 3xx included, which is not followed; no answer; the endpoint disabled).' }),
@@ -134,11 +137,14 @@ export const DeliveryParams = Type.Object({
 
 /** The body of every event sent (the OpenAPI document's `webhooks`). */
 export const WebhookEventSchema = Type.Object({
-  type: Type.String({ enum: [...WEBHOOK_EVENT_TYPES, 'sync.reset', 'webhook.test'], description: '`webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint\'s position: a restore, or a long stop); walk the list again.' }),
+  type: Type.String({ enum: [...WEBHOOK_EVENT_TYPES, 'sync.reset', 'webhook.test', ...NOTICE_EVENT_TYPES], description: '`webhook_endpoint.failing` and `webhook_endpoint.disabled`: another endpoint of the organization (`data.id`) is failing or was disabled; sent to its other enabled endpoints whatever their `events`. `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint\'s position: a restore, or a long stop); walk the list again.' }),
   timestamp: Timestamp({ description: 'When the change was seen.' }),
   data: Type.Object({
-    id: Uuid({ description: 'The job; for `sync.reset` and `webhook.test`, the endpoint.' }),
-    reason: Type.Optional(Type.String({ enum: ['changes_may_have_been_missed'], description: 'For `sync.reset`.' })),
+    id: Uuid({ description: 'The job; for `sync.reset` and `webhook.test`, the endpoint; for a `webhook_endpoint.*` notice, the endpoint it is about.' }),
+    reason: Type.Optional(Type.String({ enum: ['changes_may_have_been_missed', ...NOTICED_REASONS], description: 'For `sync.reset`: `changes_may_have_been_missed`. For `webhook_endpoint.disabled`, why: `gone` (it answered 410), `failing` (every attempt failed for days), `operator`, `key_revoked` or `key_moved` (the key that made it may no longer read the organization).' })),
+    url: Type.Optional(Type.String({ maxLength: 2048, description: 'For a notice: the URL of the endpoint it is about.' })),
+    failing_since: Type.Optional(Nullable(Timestamp({ description: 'For a notice: since when every attempt to that endpoint has failed; null if it was not failing.' }))),
+    failures: Type.Optional(Count({ description: 'For `webhook_endpoint.failing`: its failed attempts in a row.' })),
   }, { additionalProperties: false }),
 }, { $id: 'WebhookEvent', title: 'WebhookEvent', description: 'An event, as POSTed to an endpoint: thin (the job\'s id, never its fields), signed per Standard Webhooks 1.0.0 (`webhook-id`, `webhook-timestamp`, `webhook-signature`). At least once, in no guaranteed order: a retry has the same `webhook-id`. Whatever the type, read the job when told (a 404 means it is gone): the answer then is what is true, whichever event came last.', additionalProperties: false })
 

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
+import { FAILURES_FORGOTTEN } from './endpoints.js'
 import { recover, type Scheduled } from './recovery.js'
 import { Webhooks } from './service.js'
 import { webhookSettings } from './webhook-settings.js'
@@ -21,7 +22,7 @@ export async function listEndpoints (database: Database, organizationId?: string
 export async function setEndpointStatus (database: Database, id: string, enabled: boolean): Promise<boolean> {
   const { count } = await database.prisma.webhookEndpoint.updateMany({
     where: { id },
-    data: enabled ? { status: 'enabled', disabledReason: null, failingSince: null } : { status: 'disabled', disabledReason: 'operator' },
+    data: enabled ? { status: 'enabled', disabledReason: null, ...FAILURES_FORGOTTEN } : { status: 'disabled', disabledReason: 'operator' },
   })
   return count > 0
 }

@@ -23,6 +23,10 @@ export interface DeliveryJob {
 /** pg-boss's executeSql: a job enqueued through the caller's transaction commits with it. */
 export interface QueueDb { executeSql: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> }
 
+/** pg-boss's view of a Prisma transaction: the jobs are queued when it commits, not before. */
+export const queueDb = (tx: { $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => Promise<T> }): QueueDb =>
+  ({ executeSql: async (text, values) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }) })
+
 /** Where a job pg-boss gave up on goes: its events are recorded as failed there (service.ts), so that `recover` finds them. */
 export const DEAD_DELIVERY_QUEUE = 'webhook-delivery-dead'
 

@@ -107,6 +107,9 @@ const OPERATOR_MESSAGE = 'An operator of the service disabled this endpoint: onl
 export const disabledByOperator = (): ApiError => new ApiError(409, OPERATOR_MESSAGE, {}, {}, CONFLICT_CODES.disabledByOperator)
 export const DISABLED_BY_OPERATOR: ErrorCase = { description: 'An operator of the service disabled the endpoint (`disabled_by_operator`): only an operator enables it again.', code: CONFLICT_CODES.disabledByOperator, error: OPERATOR_MESSAGE }
 
+/** An endpoint enabled again starts with no failures, and a later failing spell or disabling is told again. */
+export const FAILURES_FORGOTTEN = { failingSince: null, consecutiveFailures: 0, failingNotifiedAt: null, disabledNotifiedAt: null }
+
 export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
   const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}
   // A new URL is told what the key that set it may read, not what its maker's key could: a
@@ -123,7 +126,7 @@ export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller
     if (byOperator && body.status === 'enabled') throw disabledByOperator()
     // Enabled again: told what the key enabling it may read, from where it stopped (what it
     // missed while disabled is sent then), its failures forgotten.
-    if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, failingSince: null, apiKeyId: caller.apiKeyId })
+    if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, ...FAILURES_FORGOTTEN, apiKeyId: caller.apiKeyId })
     if (body.status === 'disabled' && !byOperator) Object.assign(data, { status: 'disabled', disabledReason: 'requested' })
     if (Object.keys(data).length > 0) await tx.webhookEndpoint.updateMany({ where: { id, organizationId: caller.organizationId }, data })
     return await tx.webhookEndpoint.findFirst({ where: { id, organizationId: caller.organizationId }, select: FIELDS }).then(found => found === null ? null : presentEndpoint(found))

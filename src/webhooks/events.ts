@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { NOTICE_EVENT_TYPES } from '../schemas/webhooks.js'
 
 // The events partners are sent (docs/webhooks-design.md): thin, per Standard Webhooks, the
 // job's id and never its fields (the partner reads the job, or syncs), so that their order
@@ -7,15 +8,19 @@ import { createHash } from 'node:crypto'
 /** The types an endpoint may ask for; `sync.reset` is sent to every endpoint when it happens. */
 export const EVENT_TYPES = ['job.updated', 'job.deleted'] as const
 export type SubscribableType = typeof EVENT_TYPES[number]
-export type EventType = SubscribableType | 'sync.reset' | 'webhook.test'
+/** Notices about the organization's endpoints (notices.ts): sent to its other enabled endpoints, whatever their `events`. */
+export type NoticeType = typeof NOTICE_EVENT_TYPES[number]
+export type EventType = SubscribableType | 'sync.reset' | 'webhook.test' | NoticeType
 
 /** An event for one endpoint, as a delivery job carries it. */
 export interface WebhookEvent {
   /** `webhook-id`: the same for every attempt of this change to this endpoint. */
   id: string
   type: EventType
-  /** The job it names; for sync.reset and webhook.test, the endpoint. */
+  /** The job it names; for sync.reset and webhook.test, the endpoint; for a notice, the endpoint it is about. */
   subject: string
+  /** A notice's figures, beside `id` in the body's `data`. */
+  data?: Record<string, string | number | null>
   /** When the change was seen (ISO 8601): the body's `timestamp`. */
   at: string
   /** Which attempt this is, from 1. */
@@ -41,9 +46,9 @@ export function resetEventId (endpointId: string, point: string): string {
 export const jobOf = (event: Pick<WebhookEvent, 'type' | 'subject'>): string | null => event.type === 'job.updated' || event.type === 'job.deleted' ? event.subject : null
 
 /** The body of an event. */
-export function eventBody (event: Pick<WebhookEvent, 'type' | 'subject' | 'at'>): string {
+export function eventBody (event: Pick<WebhookEvent, 'type' | 'subject' | 'at' | 'data'>): string {
   const data = event.type === 'sync.reset'
     ? { id: event.subject, reason: 'changes_may_have_been_missed' }
-    : { id: event.subject }
+    : { id: event.subject, ...event.data }
   return JSON.stringify({ type: event.type, timestamp: event.at, data })
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { SignedJson } from '../signed-json.js'
 import deliveryRoutes from './delivery-routes.js'
 import endpointRoutes from './endpoint-routes.js'
+import eventTypeRoutes from './event-type-routes.js'
 import idempotencyPlugin from './idempotency.js'
 import type { Webhooks } from './service.js'
 
@@ -14,6 +15,7 @@ const webhookRoutes: FastifyPluginAsync<{ webhooks: Webhooks, cursorSecret: stri
   await app.register(idempotencyPlugin, { webhooks })
   await app.register(endpointRoutes, { webhooks, signer })
   await app.register(deliveryRoutes, { webhooks, signer })
+  await app.register(eventTypeRoutes)
 }
 
 export default webhookRoutes

@@ -81,11 +81,15 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
   if (compact.length > 0) await primary.execute(RECORD_DELIVERED(endpointId, now, compact))
   if (rest.length > 0) await primary.execute(RECORD(endpointId, now, rest))
   for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at), ...(lsn !== undefined ? { lsn } : {}) })
+  // Failed attempts in a row, for the failing notice (notices.ts); updated_at says when the
+  // partner changed the endpoint, not how deliveries go.
+  const failures = attempts.filter(a => a.outcome === 'failed').length
   if (gone || failing) {
-    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, updated_at = now() WHERE id = ${endpointId}::uuid`)
-  } else if ((failingSince === null) !== (wasFailingSince === null)) {
-    // updated_at says when the partner changed the endpoint, not how deliveries go.
-    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = ${failingSince?.toISOString() ?? null}::timestamptz WHERE id = ${endpointId}::uuid`)
+    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, consecutive_failures = consecutive_failures + ${failures}, updated_at = now() WHERE id = ${endpointId}::uuid`)
+  } else if (anyDelivered) {
+    if (wasFailingSince !== null) await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failures = 0, failing_notified_at = NULL WHERE id = ${endpointId}::uuid`)
+  } else if (failures > 0) {
+    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ${failingSince?.toISOString() ?? null}::timestamptz), consecutive_failures = consecutive_failures + ${failures} WHERE id = ${endpointId}::uuid`)
   }
   for (const retry of retries.values()) deps.wake(new Date(retry.at))
   for (const failure of alike(attempts)) outcomes.failed(endpointId, failure)

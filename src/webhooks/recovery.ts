@@ -1,7 +1,7 @@
 import type { Prisma } from '../db/database.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { batchAttempts } from './deliveries.js'
-import { DELIVERY_QUEUE, enqueueEvents, type QueueDb } from './delivery-queue.js'
+import { DELIVERY_QUEUE, enqueueEvents, queueDb } from './delivery-queue.js'
 import type { EventType, WebhookEvent } from './events.js'
 import type { Webhooks } from './service.js'
 
@@ -17,9 +17,6 @@ export const RECOVER_MAX = 1000
 export interface Scheduled { scheduled: number, skipped: number, more: boolean }
 
 type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0]
-
-/** pg-boss's view of the transaction: the jobs are queued when it commits, not before. */
-const queueDb = (tx: Tx): QueueDb => ({ executeSql: async (text, values) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }) })
 
 /** The ids of the endpoint's events queued, waiting for a retry, or being sent now. */
 async function scheduledIds (tx: Tx, endpointId: string): Promise<Set<string>> {

@@ -8,6 +8,7 @@ import type { DeliveryOutcomes } from './record-attempts.js'
 import { DELIVERY_QUEUE } from './delivery-queue.js'
 import { dispatchChanges } from './dispatch.js'
 import { pruneIdempotencyKeys } from './idempotency.js'
+import { sendNotices } from './notices.js'
 import type { Webhooks } from './service.js'
 
 // The webhooks' moving parts on an instance: the queue opened when the app is ready (and
@@ -78,6 +79,8 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
 
 export default fp(async function webhooksRuntime (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
   webhooks.reportTo(metrics(app, webhooks))
+  const register = app.metricsRegistry
+  const notices = register === undefined ? undefined : new Counter({ name: 'webhook_notices_total', help: 'Notices about an endpoint queued by this instance for its organization\'s other enabled endpoints, by type (webhook_endpoint.failing, webhook_endpoint.disabled); counted once whatever the number of recipients.', labelNames: ['type'] as const, registers: [register] })
   if (app.database.kind === 'server' && webhooks.settings.secretKey === undefined) {
     app.log.warn('webhooks: WEBHOOK_SECRET_KEY is unset: webhook endpoints can be neither created nor delivered to on this instance (503), and it neither dispatches nor delivers, until it is set')
   }
@@ -100,13 +103,17 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
     runPeriodically(app, 'opening the webhooks\' job queue', RETRY_START_MS, startWhenUsed)
     runPeriodically(app, 'dispatching changes to webhook endpoints', webhooks.settings.dispatchIntervalMs, async () => {
       if (!started) return
-      await webhooks.queue()
+      const boss = await webhooks.queue()
       // An endpoint changed by a partner during the run (its position's row): nothing was
       // leased, and the next run reads the same changes. Not a failure to log.
       const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0, budget: webhooks.room(), log: app.log }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
       for (const batch of dispatched?.batches ?? []) webhooks.send(batch)
       for (const { endpointId, reason } of dispatched?.stopped ?? []) {
         app.log.warn({ endpoint: endpointId, reason }, `webhook endpoint ${endpointId} disabled: ${reason === 'key_revoked' ? 'the key that made it is revoked, expired or deleted' : 'the user of the key that made it left the organization'}`)
+      }
+      for (const notice of await sendNotices(app.prisma, boss, webhooks.settings.failingAfter)) {
+        notices?.inc({ type: notice.type })
+        app.log.info({ endpoint: notice.endpointId, organization_id: notice.organizationId, type: notice.type, reason: notice.reason, recipients: notice.recipients }, `webhooks: ${notice.type} about endpoint ${notice.endpointId} queued for ${notice.recipients} other endpoint(s) of its organization`)
       }
     })
     runPeriodically(app, 'pruning the webhook delivery record and idempotency keys', PRUNE_INTERVAL_MS, async () => {

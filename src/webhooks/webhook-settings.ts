@@ -10,6 +10,8 @@ export interface WebhookSettings {
   endpointsMax: number
   retryDelaysMs: number[]
   disableAfterMs: number
+  /** Failed attempts in a row after which the organization's other endpoints are told (webhook_endpoint.failing). */
+  failingAfter: number
   timeoutMs: number
   /** A test event's: within the request's own bound, so that its answer is the attempt's. */
   testTimeoutMs: number
@@ -33,6 +35,7 @@ export const webhookSettings = (config: Config): WebhookSettings => ({
   endpointsMax: config.WEBHOOK_ENDPOINTS_MAX,
   retryDelaysMs: durationsMs(config.WEBHOOK_RETRY_DELAYS),
   disableAfterMs: durationMs(config.WEBHOOK_DISABLE_AFTER),
+  failingAfter: config.WEBHOOK_FAILING_AFTER,
   timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   testTimeoutMs: Math.max(100, Math.min(config.WEBHOOK_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS - 1000)),
   retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,

@@ -109,3 +109,9 @@ export function assertContract (res: ObservedResponse): void {
   const problems = contractProblems(res)
   if (problems.length > 0) throw new ContractError(`Response breaks openapi/openapi.json:\n  ${problems.join('\n  ')}`)
 }
+
+/** What is wrong with an event body against the published document's WebhookEvent; none when it conforms. */
+export function webhookEventProblems (body: unknown): string[] {
+  const validate = ajv.getSchema(pointer('components', 'schemas', 'WebhookEvent'))!
+  return validate(body) ? [] : (validate.errors ?? []).map(e => `${e.instancePath} ${e.message ?? ''}`)
+}

@@ -2,11 +2,11 @@ import { EtagCache, isNotModified } from './conditional.js'
 import { toScreeningApiError } from './errors.js'
 import { createClient, createConfig, type Client } from './generated/client/index.js'
 import {
-  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getJobsAnalytics, getMe, getOrganizationAnalytics, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints,
+  createWebhookEndpoint, deleteWebhookEndpoint, getJob, getJobAnalytics, getJobsAnalytics, getMe, getOrganizationAnalytics, getWebhookEndpoint, listJobs, listWebhookDeliveries, listWebhookEndpoints, listWebhookEventTypes,
   recoverWebhookEvents, redeliverWebhookEvent, rotateWebhookSecret, testWebhookEndpoint, updateWebhookEndpoint,
   type ClientOptions, type CreateWebhookEndpointData, type GetJobAnalyticsData, type GetOrganizationAnalyticsData, type Job, type JobAnalytics, type JobList, type JobsAnalytics, type ListJobsData,
   type ListWebhookEndpointsData, type Me, type OrganizationAnalytics, type UpdateWebhookEndpointData, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpoint,
-  type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookSecretRotated, type WebhookTestResult,
+  type WebhookEndpointCreated, type WebhookEndpointList, type WebhookEventsScheduled, type WebhookEventTypeList, type WebhookSecretRotated, type WebhookTestResult,
 } from './generated/index.js'
 import { retryingFetch, type RetryOptions } from './retry.js'
 import { JobSync } from './sync.js'
@@ -184,6 +184,11 @@ export class ScreeningClient {
   /** One page of an endpoint's delivery attempts, newest first. Needs `webhooks:read`. */
   async listWebhookDeliveries (endpointId: string, query: PageQuery = {}): Promise<WebhookDeliveryList> {
     return (await listWebhookDeliveries({ client: this.client, path: { endpointId }, query, throwOnError: true })).data
+  }
+
+  /** The event types an endpoint may be sent (the document's `webhooks`), and which it chooses. Needs `webhooks:read`. */
+  async listWebhookEventTypes (): Promise<WebhookEventTypeList> {
+    return (await listWebhookEventTypes({ client: this.client, throwOnError: true })).data
   }
 
   /** Every delivery attempt to an endpoint that is still kept, newest first, page after page. */

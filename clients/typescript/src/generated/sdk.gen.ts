@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetJobsAnalyticsData, GetJobsAnalyticsErrors, GetJobsAnalyticsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationAnalyticsData, GetOrganizationAnalyticsErrors, GetOrganizationAnalyticsResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookEndpointData, TestWebhookEndpointErrors, TestWebhookEndpointResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
+import type { CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, GetJobAnalyticsData, GetJobAnalyticsErrors, GetJobAnalyticsResponses, GetJobData, GetJobErrors, GetJobResponses, GetJobsAnalyticsData, GetJobsAnalyticsErrors, GetJobsAnalyticsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationAnalyticsData, GetOrganizationAnalyticsErrors, GetOrganizationAnalyticsResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListJobsData, ListJobsErrors, ListJobsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, ListWebhookEventTypesData, ListWebhookEventTypesErrors, ListWebhookEventTypesResponses, RecoverWebhookEventsData, RecoverWebhookEventsErrors, RecoverWebhookEventsResponses, RedeliverWebhookEventData, RedeliverWebhookEventErrors, RedeliverWebhookEventResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookEndpointData, TestWebhookEndpointErrors, TestWebhookEndpointResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -255,4 +255,15 @@ export const testWebhookEndpoint = <ThrowOnError extends boolean = false>(option
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List the webhook event types
+ *
+ * Every event type an endpoint may be sent, with what it means and whether an endpoint chooses it in `events` (`subscribable`) or is sent it whatever it chose. The same catalogue as the document's `webhooks`. Needs `webhooks:read`.
+ */
+export const listWebhookEventTypes = <ThrowOnError extends boolean = false>(options?: Options<ListWebhookEventTypesData, ThrowOnError>) => (options?.client ?? client).get<ListWebhookEventTypesResponses, ListWebhookEventTypesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/webhook_event_types',
+    ...options
 });

@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: `${string}://${string}` | (string & {});
 };
 
-export type Webhooks = WebhookJobUpdatedWebhookRequest | WebhookJobDeletedWebhookRequest | WebhookWebhookTestWebhookRequest | WebhookSyncResetWebhookRequest;
+export type Webhooks = WebhookJobUpdatedWebhookRequest | WebhookJobDeletedWebhookRequest | WebhookWebhookTestWebhookRequest | WebhookSyncResetWebhookRequest | WebhookWebhookEndpointFailingWebhookRequest | WebhookWebhookEndpointDisabledWebhookRequest;
 
 export type ErrorDetail = {
     /**
@@ -543,7 +543,7 @@ export type WebhookDelivery = {
      */
     event_id: string;
     /**
-     * The event's type (`job.updated`, `job.deleted`, `sync.reset`).
+     * The event's type (`job.updated`, `job.deleted`, `sync.reset`, `webhook.test`, `webhook_endpoint.failing`, `webhook_endpoint.disabled`).
      */
     event_type: string;
     /**
@@ -671,23 +671,60 @@ export type WebhookTestResult = {
  */
 export type WebhookEvent = {
     /**
-     * `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint's position: a restore, or a long stop); walk the list again.
+     * `webhook_endpoint.failing` and `webhook_endpoint.disabled`: another endpoint of the organization (`data.id`) is failing or was disabled; sent to its other enabled endpoints whatever their `events`. `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint's position: a restore, or a long stop); walk the list again.
      */
-    type: 'job.updated' | 'job.deleted' | 'sync.reset' | 'webhook.test';
+    type: 'job.updated' | 'job.deleted' | 'sync.reset' | 'webhook.test' | 'webhook_endpoint.failing' | 'webhook_endpoint.disabled';
     /**
      * When the change was seen.
      */
     timestamp: string;
     data: {
         /**
-         * The job; for `sync.reset` and `webhook.test`, the endpoint.
+         * The job; for `sync.reset` and `webhook.test`, the endpoint; for a `webhook_endpoint.*` notice, the endpoint it is about.
          */
         id: string;
         /**
-         * For `sync.reset`.
+         * For `sync.reset`: `changes_may_have_been_missed`. For `webhook_endpoint.disabled`, why: `gone` (it answered 410), `failing` (every attempt failed for days), `operator`, `key_revoked` or `key_moved` (the key that made it may no longer read the organization).
          */
-        reason?: 'changes_may_have_been_missed';
+        reason?: 'changes_may_have_been_missed' | 'gone' | 'failing' | 'key_revoked' | 'key_moved' | 'operator';
+        /**
+         * For a notice: the URL of the endpoint it is about.
+         */
+        url?: string;
+        /**
+         * For a notice: since when every attempt to that endpoint has failed; null if it was not failing.
+         */
+        failing_since?: string | null;
+        /**
+         * For `webhook_endpoint.failing`: its failed attempts in a row.
+         */
+        failures?: number;
     };
+};
+
+/**
+ * WebhookEventType
+ */
+export type WebhookEventType = {
+    /**
+     * The event's `type`.
+     */
+    type: string;
+    summary: string;
+    description: string;
+    /**
+     * Chosen in an endpoint's `events`; false: sent to every endpoint.
+     */
+    subscribable: boolean;
+};
+
+/**
+ * WebhookEventTypeList
+ *
+ * Every event type an endpoint may be sent, as the document's `webhooks` describes them.
+ */
+export type WebhookEventTypeList = {
+    data: Array<WebhookEventType>;
 };
 
 export type GetMeData = {
@@ -1964,6 +2001,65 @@ export type TestWebhookEndpointResponses = {
 
 export type TestWebhookEndpointResponse = TestWebhookEndpointResponses[keyof TestWebhookEndpointResponses];
 
+export type ListWebhookEventTypesData = {
+    body?: never;
+    headers?: {
+        /**
+         * The `ETag` of a previous response: 304 with no body if nothing changed.
+         */
+        'if-none-match'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/webhook_event_types';
+};
+
+export type ListWebhookEventTypesErrors = {
+    /**
+     * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
+     */
+    401: ApiError;
+    /**
+     * The API key lacks the scope `webhooks:read` (`insufficient_scope`, with `required_scope`). Decided from the key alone, before anything else is looked at: the same answer whatever the job.
+     */
+    403: InsufficientScope;
+    /**
+     * The request line and headers did not arrive within 10 s. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    408: ApiError;
+    /**
+     * The URL is too long: over 6144 characters in all, a query string over 5120, or a path segment over 500. No rate-limit headers: it is refused before authentication.
+     */
+    414: ApiError;
+    /**
+     * Too many requests for this API key; retry after `Retry-After` seconds.
+     */
+    429: ApiError;
+    /**
+     * The request line and headers take more than 16384 bytes. The connection is closed. No rate-limit headers: it is refused before authentication.
+     */
+    431: ApiError;
+    /**
+     * An unexpected error; the message carries no internals. Quote `request_id` when reporting it.
+     */
+    500: ApiError;
+    /**
+     * The database is unreachable or timed out; retry after `Retry-After` seconds.
+     */
+    503: ApiError;
+};
+
+export type ListWebhookEventTypesError = ListWebhookEventTypesErrors[keyof ListWebhookEventTypesErrors];
+
+export type ListWebhookEventTypesResponses = {
+    /**
+     * The catalogue.
+     */
+    200: WebhookEventTypeList;
+};
+
+export type ListWebhookEventTypesResponse = ListWebhookEventTypesResponses[keyof ListWebhookEventTypesResponses];
+
 export type WebhookJobUpdatedWebhookPayload = WebhookEvent;
 
 export type WebhookJobUpdatedWebhookRequest = {
@@ -1996,6 +2092,24 @@ export type WebhookSyncResetWebhookPayload = WebhookEvent;
 export type WebhookSyncResetWebhookRequest = {
     body: WebhookSyncResetWebhookPayload;
     key: 'sync.reset';
+    path?: never;
+    query?: never;
+};
+
+export type WebhookWebhookEndpointFailingWebhookPayload = WebhookEvent;
+
+export type WebhookWebhookEndpointFailingWebhookRequest = {
+    body: WebhookWebhookEndpointFailingWebhookPayload;
+    key: 'webhook_endpoint.failing';
+    path?: never;
+    query?: never;
+};
+
+export type WebhookWebhookEndpointDisabledWebhookPayload = WebhookEvent;
+
+export type WebhookWebhookEndpointDisabledWebhookRequest = {
+    body: WebhookWebhookEndpointDisabledWebhookPayload;
+    key: 'webhook_endpoint.disabled';
     path?: never;
     query?: never;
 };
