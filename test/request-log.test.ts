@@ -12,7 +12,7 @@ const lines: Line[] = []
 const stream = new PassThrough()
 stream.on('data', (chunk: Buffer) => { for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Line) })
 
-const { app, prisma } = await buildTestApp(t, { logStream: stream, env: { RATE_LIMIT_MAX: '40' } })
+const { app, prisma } = await buildTestApp(t, { logStream: stream, env: { RATE_LIMIT_MAX: '40', AUTH_FAILURE_LIMIT: '8', METRICS_TOKEN: 'metrics-token-for-tests-0123456789' } })
 const tenant = await createTenant(prisma)
 const job = await createJob(prisma, tenant, { questions: 1 })
 const prefixOf = (key: string): string => /^(srk_[^_]+)_/.exec(key)![1]!
@@ -88,4 +88,10 @@ t.test('every 401, 403 and 429 names its reason', async t => {
   for (let i = 0; i < 45 && last.statusCode !== 429; i++) last = await app.inject({ url: '/api/me', headers: limited.auth })
   t.equal(last.statusCode, 429, 'past RATE_LIMIT_MAX')
   t.match(linesOf(last.headers['x-request-id']), [{ status: 429, reason: 'rate_limit_per_key', organization_id: limited.organizationId }], 'a 429: the key\'s limit')
+  const metrics = await app.inject({ url: '/metrics' })
+  t.match(linesOf(metrics.headers['x-request-id']), [{ status: 401, reason: 'unauthorized', route: '/metrics' }], '/metrics without its token')
+  let failed = await app.inject({ url: '/api/me', headers: { authorization: `Bearer ${unknownKey}` } })
+  for (let i = 0; i < 10 && failed.statusCode !== 429; i++) failed = await app.inject({ url: '/api/me', headers: { authorization: `Bearer ${unknownKey}` } })
+  t.equal(failed.statusCode, 429, 'past AUTH_FAILURE_LIMIT')
+  t.match(linesOf(failed.headers['x-request-id']), [{ status: 429, reason: 'rate_limit_failed_auth' }], 'a 429: the failed authentications\' limit')
 })

@@ -70,4 +70,4 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     request.caller = rest
     await app.limits.perKey(request, reply)
   })
-}, { name: 'auth', dependencies: ['prisma', 'caller-cache', 'rate-limit'] })
+}, { name: 'auth', dependencies: ['prisma', 'caller-cache', 'rate-limit', 'request-log'] })

@@ -77,4 +77,4 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
     perKey: limit(app.createRateLimit({ max: options.perKeyMax, timeWindow, keyGenerator: req => `key:${req.caller.apiKeyId}` }), 'requests per API key', 'rate_limit_per_key'),
     failedAuth: limit(app.createRateLimit({ max: options.failedAuthMax, timeWindow, keyGenerator: req => `authfail:${req.ip}` }), 'failed authentications per client', 'rate_limit_failed_auth'),
   })
-}, { name: 'rate-limit' })
+}, { name: 'rate-limit', dependencies: ['request-log'] })

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Count, Nullable, StringEnum, Timestamp, Uuid, Word } from './types.js'
+import { WEBHOOK_EVENT_CATALOGUE } from './webhook-event-types.js'
 
 // Webhook endpoints, their deliveries, and the events they are sent (issue 41;
 // docs/webhooks-design.md). The event types and the statuses are those of src/webhooks/ and
@@ -137,12 +138,12 @@ export const DeliveryParams = Type.Object({
 
 /** The body of every event sent (the OpenAPI document's `webhooks`). */
 export const WebhookEventSchema = Type.Object({
-  type: Type.String({ enum: [...WEBHOOK_EVENT_TYPES, 'sync.reset', 'webhook.test', ...NOTICE_EVENT_TYPES], description: '`webhook_endpoint.failing` and `webhook_endpoint.disabled`: another endpoint of the organization (`data.id`) is failing or was disabled; sent to its other enabled endpoints whatever their `events`. `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint\'s position: a restore, or a long stop); walk the list again.' }),
+  type: Type.String({ enum: WEBHOOK_EVENT_CATALOGUE.map(entry => entry.type), description: '`webhook_endpoint.failing` and `webhook_endpoint.disabled`: another endpoint of the organization (`data.id`) is failing or was disabled; sent to its other enabled endpoints whatever their `events`. `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint\'s position: a restore, or a long stop); walk the list again.' }),
   timestamp: Timestamp({ description: 'When the change was seen.' }),
   data: Type.Object({
     id: Uuid({ description: 'The job; for `sync.reset` and `webhook.test`, the endpoint; for a `webhook_endpoint.*` notice, the endpoint it is about.' }),
     reason: Type.Optional(Type.String({ enum: ['changes_may_have_been_missed', ...NOTICED_REASONS], description: 'For `sync.reset`: `changes_may_have_been_missed`. For `webhook_endpoint.disabled`, why: `gone` (it answered 410), `failing` (every attempt failed for days), `operator`, `key_revoked` or `key_moved` (the key that made it may no longer read the organization).' })),
-    url: Type.Optional(Type.String({ maxLength: 2048, description: 'For a notice: the URL of the endpoint it is about.' })),
+    origin: Type.Optional(Type.String({ maxLength: 2048, description: 'For a notice: the origin (scheme, host, port) of the URL of the endpoint it is about; never its path or query, which may hold a secret.' })),
     failing_since: Type.Optional(Nullable(Timestamp({ description: 'For a notice: since when every attempt to that endpoint has failed; null if it was not failing.' }))),
     failures: Type.Optional(Count({ description: 'For `webhook_endpoint.failing`: its failed attempts in a row.' })),
   }, { additionalProperties: false }),

@@ -90,14 +90,16 @@ export class Deliverer {
   async sendBatch (batch: Batch): Promise<void> {
     const { primary, boss, settings } = this.deps
     // Only while the lease is still this batch's: a run that took the endpoint after it ran out owns it now.
-    const endLease = (moveTo?: EndpointPosition): PrismaSql.Sql => PrismaSql.sql`UPDATE webhook_endpoints
-      SET sending_until = NULL${moveTo === undefined ? PrismaSql.empty : PrismaSql.sql`, position = ${JSON.stringify(storedPosition(moveTo))}::jsonb`}
+    // A delivery ends a failing spell that began after the batch read the endpoint (a retry
+    // failing meanwhile), at no statement of its own.
+    const endLease = (moveTo?: EndpointPosition, delivered = false): PrismaSql.Sql => PrismaSql.sql`UPDATE webhook_endpoints
+      SET sending_until = NULL${moveTo === undefined ? PrismaSql.empty : PrismaSql.sql`, position = ${JSON.stringify(storedPosition(moveTo))}::jsonb`}${delivered ? PrismaSql.sql`, failing_since = NULL, consecutive_failures = 0, failing_notified_at = NULL` : PrismaSql.empty}
       WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`
     try {
       const { sent, unsent } = await this.send(batch.endpointId, batch.endpoint, batch.events, batch.lsn, Date.now() + Math.min(BATCH_START_MS, settings.timeoutMs))
-      await this.record(batch.endpointId, batch.endpoint.failingSince, sent, batch.lsn)
+      const delivered = await this.record(batch.endpointId, batch.endpoint.failingSince, sent, batch.lsn)
       await enqueueEvents(boss, batch.endpointId, unsent, batch.lsn !== undefined ? { lsn: batch.lsn } : {})
-      await primary.execute(endLease(batch.next))
+      await primary.execute(endLease(batch.next, delivered))
     } catch (error) {
       // The next run reads these changes again at once rather than when the lease runs out.
       await primary.execute(endLease()).catch(() => {})
@@ -157,7 +159,7 @@ export class Deliverer {
     job.events.forEach(() => { this.deps.outcomes.attempt('failed') })
   }
 
-  private async record (endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<void> {
-    await recordAttempts(this.deps, endpointId, wasFailingSince, sent, lsn)
+  private async record (endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<boolean> {
+    return await recordAttempts(this.deps, endpointId, wasFailingSince, sent, lsn)
   }
 }

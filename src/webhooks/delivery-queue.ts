@@ -66,13 +66,22 @@ export async function ensureDeliveryQueue (boss: PgBoss, settings: { timeoutMs: 
   }
 }
 
-/** Enqueues `events` of one endpoint, through `db` (a transaction) when given, from `startAfter` when given, to be sent once replicas have replayed `lsn` when given. */
-export async function enqueueEvents (boss: PgBoss, endpointId: string, events: WebhookEvent[], options: { db?: QueueDb, startAfter?: Date, lsn?: string } = {}): Promise<void> {
-  if (events.length === 0) return
+/** The delivery jobs of `events` of one endpoint: from `startAfter` when given, to be sent once replicas have replayed `lsn` when given. */
+export function deliveryJobs (endpointId: string, events: WebhookEvent[], options: { startAfter?: Date, lsn?: string } = {}) {
   const jobs = []
   for (let i = 0; i < events.length; i += EVENTS_PER_JOB) {
     const data: DeliveryJob = { endpointId, events: events.slice(i, i + EVENTS_PER_JOB), ...(options.lsn !== undefined ? { lsn: options.lsn } : {}) }
     jobs.push({ data, group: { id: endpointId }, ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}) })
   }
-  await boss.insert(DELIVERY_QUEUE, jobs, options.db !== undefined ? { db: options.db } : {})
+  return jobs
+}
+
+/** Queues jobs in one statement, through `db` (a transaction) when given. */
+export async function insertDeliveryJobs (boss: PgBoss, jobs: ReturnType<typeof deliveryJobs>, db?: QueueDb): Promise<void> {
+  if (jobs.length > 0) await boss.insert(DELIVERY_QUEUE, jobs, db !== undefined ? { db } : {})
+}
+
+/** Enqueues `events` of one endpoint (deliveryJobs), through `db` (a transaction) when given. */
+export async function enqueueEvents (boss: PgBoss, endpointId: string, events: WebhookEvent[], options: { db?: QueueDb, startAfter?: Date, lsn?: string } = {}): Promise<void> {
+  await insertDeliveryJobs(boss, deliveryJobs(endpointId, events, options), options.db)
 }

@@ -61,7 +61,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     schema: {
       operationId: 'redeliverWebhookEvent',
       summary: 'Send an event again',
-      description: 'Sends the event of this attempt again, at once, with the same `webhook-id` (a receiver that has it already ignores it), unless it is already queued or being sent, or an attempt after this one delivered it (`skipped`: redeliver that later attempt to send it again). So calls at once, or a call retried, send it once. The endpoint must be enabled. Needs `webhooks:write`.',
+      description: 'Sends the event of this attempt again, at once, with the same `webhook-id` (a receiver that has it already ignores it), unless it is already queued or being sent, or an attempt after this one delivered it (`skipped`: redeliver that later attempt to send it again), or it is a `webhook_endpoint.*` notice (`skipped`: a notice is not sent again). So calls at once, or a call retried, send it once. The endpoint must be enabled. Needs `webhooks:write`.',
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: DeliveryParams,
@@ -86,7 +86,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     schema: {
       operationId: 'recoverWebhookEvents',
       summary: 'Send again what failed since a time',
-      description: `Sends again, at once, every event whose last attempt since \`since\` failed and will not be tried again: given up after the last retry, or missed while the endpoint was disabled. So nothing a disabled endpoint missed is lost: enable it, then recover from when it was disabled. Idempotent: an event already queued or being sent is not queued again (\`skipped\`), so calls at once, or a call retried, send each event once. At most ${RECOVER_MAX} events a call: with \`more\`, call again with the same \`since\` for the rest. The endpoint must be enabled. Needs \`webhooks:write\`.`,
+      description: `Sends again, at once, every event whose last attempt since \`since\` failed and will not be tried again: given up after the last retry, or missed while the endpoint was disabled (\`webhook_endpoint.*\` notices excepted: they tell of a moment past). So nothing a disabled endpoint missed is lost: enable it, then recover from when it was disabled. Idempotent: an event already queued or being sent is not queued again (\`skipped\`), so calls at once, or a call retried, send each event once. At most ${RECOVER_MAX} events a call: with \`more\`, call again with the same \`since\` for the rest. The endpoint must be enabled. Needs \`webhooks:write\`.`,
       tags,
       security: [{ bearerAuth: ['webhooks:write'] }],
       params: EndpointParams,

@@ -126,7 +126,8 @@ export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller
     if (byOperator && body.status === 'enabled') throw disabledByOperator()
     // Enabled again: told what the key enabling it may read, from where it stopped (what it
     // missed while disabled is sent then), its failures forgotten.
-    if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, ...FAILURES_FORGOTTEN, apiKeyId: caller.apiKeyId })
+    // (An endpoint enabled already keeps its failing spell: asking again does not end it.)
+    if (body.status === 'enabled') Object.assign(data, { status: 'enabled', disabledReason: null, ...(row.reason !== null ? FAILURES_FORGOTTEN : {}), apiKeyId: caller.apiKeyId })
     if (body.status === 'disabled' && !byOperator) Object.assign(data, { status: 'disabled', disabledReason: 'requested' })
     if (Object.keys(data).length > 0) await tx.webhookEndpoint.updateMany({ where: { id, organizationId: caller.organizationId }, data })
     return await tx.webhookEndpoint.findFirst({ where: { id, organizationId: caller.organizationId }, select: FIELDS }).then(found => found === null ? null : presentEndpoint(found))

@@ -21,7 +21,7 @@ const eventTypeRoutes: FastifyPluginAsyncTypebox = async app => {
       response: {
         200: okResponse(Type.Ref(WebhookEventTypeListSchema), 'The catalogue.', { data: CATALOGUE.data.slice(0, 1) }),
         304: notModifiedResponse,
-        ...errorResponses([401], {}, { scope: 'webhooks:read' }),
+        ...errorResponses([400, 401], {}, { scope: 'webhooks:read' }),
       },
     },
   }, async () => CATALOGUE)

@@ -34,13 +34,20 @@ export interface WebhookEvent {
  * never minted per attempt, so that a receiver recognizes a retry.
  */
 export function changeEventId (endpointId: string, log: { history: string, generation: number }, xid: string, jobId: string): string {
-  return 'msg_' + createHash('sha256').update(`${endpointId}:${log.history}:${log.generation}:${xid}:${jobId}`).digest('base64url').slice(0, 32)
+  return eventId(`${endpointId}:${log.history}:${log.generation}:${xid}:${jobId}`)
 }
 
 /** `webhook-id` of a reset, from the point the endpoint's position started over at. */
 export function resetEventId (endpointId: string, point: string): string {
-  return 'msg_' + createHash('sha256').update(`${endpointId}:reset:${point}`).digest('base64url').slice(0, 32)
+  return eventId(`${endpointId}:reset:${point}`)
 }
+
+/** `webhook-id` of a notice to an endpoint about another, from when it was claimed. */
+export function noticeEventId (recipient: string, type: NoticeType, about: string, at: string): string {
+  return eventId(`${recipient}:${type}:${about}:${at}`)
+}
+
+const eventId = (of: string): string => 'msg_' + createHash('sha256').update(of).digest('base64url').slice(0, 32)
 
 /** The job an event names, if it names one. */
 export const jobOf = (event: Pick<WebhookEvent, 'type' | 'subject'>): string | null => event.type === 'job.updated' || event.type === 'job.deleted' ? event.subject : null

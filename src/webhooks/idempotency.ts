@@ -52,6 +52,14 @@ const fingerprint = (request: FastifyRequest): Buffer => createHash('sha256')
 /** Where a key's answer is sealed: its own id, so that a box copied to another row does not open there. */
 const boxId = (apiKeyId: string, key: string): string => `idempotency:${apiKeyId}:${key}`
 
+/** The error code of a stored error body, for the log line of its replay. */
+function replayedCode (body: string): string | null {
+  try {
+    const code: unknown = (JSON.parse(body) as { code?: unknown }).code
+    return typeof code === 'string' ? code : null
+  } catch { return null }
+}
+
 export default fp(async function idempotencyPlugin (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers['idempotency-key']
@@ -71,6 +79,7 @@ export default fp(async function idempotencyPlugin (app: FastifyInstance, { webh
     if (!Buffer.from(first.fingerprint).equals(print)) throw new ApiError(422, reusedMessage)
     const body = first.response === null ? '' : (await webhooks.secrets()).open(boxId(apiKeyId, key), first.response)
     reply.code(first.statusCode).header('idempotent-replayed', 'true')
+    if (first.statusCode >= 400) request.refusal = replayedCode(body) // the log's reason, as the first answer's
     if (body !== '') reply.type('application/json; charset=utf-8')
     return await reply.send(body === '' ? undefined : body)
   })

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto'
 import type { PgBoss } from 'pg-boss'
 import type { Prisma } from '../db/database.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
-import { enqueueEvents, queueDb } from './delivery-queue.js'
-import type { NoticeType, WebhookEvent } from './events.js'
+import { deliveryJobs, insertDeliveryJobs, queueDb } from './delivery-queue.js'
+import { noticeEventId, type NoticeType, type WebhookEvent } from './events.js'
 
 // Notices before an endpoint stops (issue 57, part 4): once an endpoint's failing spell
 // reaches WEBHOOK_FAILING_AFTER failed attempts, and once it is disabled by anything but its
@@ -17,15 +16,18 @@ export interface Notice { type: NoticeType, endpointId: string, organizationId: 
 
 interface Claimed { id: string, organization_id: string, status: string, url: string, disabled_reason: string | null, failing_since: Date | null, consecutive_failures: number }
 
-/** `webhook-id` of a notice to one endpoint: the same for its every attempt. */
-const noticeEventId = (recipient: string, type: NoticeType, about: string, at: string): string =>
-  'msg_' + createHash('sha256').update(`${recipient}:${type}:${about}:${at}`).digest('base64url').slice(0, 32)
+/** Notices claimed at once: a tick when every endpoint fails (this side's egress down) stays short; the next tick takes more. */
+const CLAIM_MAX = 100
 
-function noticeOf (row: Claimed, at: string): Pick<WebhookEvent, 'type' | 'subject' | 'at' | 'data'> {
+// The endpoint's origin alone: a partner's URL may carry a secret in its path or query, and
+// the other endpoints may be another vendor's.
+const originOf = (url: string): string => { try { return new URL(url).origin } catch { return '' } }
+
+function noticeOf (row: Claimed, at: string): Pick<WebhookEvent, 'type' | 'subject' | 'at' | 'data'> & { type: NoticeType } {
   const failingSince = row.failing_since?.toISOString() ?? null
   return row.status === 'enabled'
-    ? { type: 'webhook_endpoint.failing', subject: row.id, at, data: { url: row.url, failing_since: failingSince, failures: row.consecutive_failures } }
-    : { type: 'webhook_endpoint.disabled', subject: row.id, at, data: { url: row.url, reason: row.disabled_reason, failing_since: failingSince } }
+    ? { type: 'webhook_endpoint.failing', subject: row.id, at, data: { origin: originOf(row.url), failing_since: failingSince, failures: row.consecutive_failures } }
+    : { type: 'webhook_endpoint.disabled', subject: row.id, at, data: { origin: originOf(row.url), reason: row.disabled_reason, failing_since: failingSince } }
 }
 
 /** Claims the notices due and queues each for the organization's other enabled endpoints. */
@@ -36,26 +38,26 @@ export async function sendNotices (prisma: Prisma, boss: PgBoss, failingAfter: n
   const [any] = await prisma.$queryRaw<Array<{ due: boolean }>>`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${due}) AS due`
   if (any?.due !== true) return []
   return await prisma.$transaction(async tx => {
+    // Rows another instance is claiming are skipped, not waited for: it sends those.
     const claimed = await tx.$queryRaw<Claimed[]>`
       UPDATE webhook_endpoints SET
         failing_notified_at = CASE WHEN status = 'enabled' THEN now() ELSE failing_notified_at END,
         disabled_notified_at = CASE WHEN status = 'disabled' THEN now() ELSE disabled_notified_at END
-      WHERE ${due}
+      WHERE id IN (SELECT id FROM webhook_endpoints WHERE ${due} LIMIT ${CLAIM_MAX} FOR UPDATE SKIP LOCKED)
       RETURNING id::text AS id, organization_id::text AS organization_id, status::text AS status, url, disabled_reason, failing_since, consecutive_failures`
     if (claimed.length === 0) return []
     const recipients = await tx.$queryRaw<Array<{ id: string, organization_id: string }>>`
       SELECT id::text AS id, organization_id::text AS organization_id FROM webhook_endpoints
       WHERE organization_id = ANY(${[...new Set(claimed.map(c => c.organization_id))]}::uuid[]) AND status = 'enabled'`
     const at = new Date().toISOString()
-    const notices: Notice[] = []
-    for (const row of claimed) {
+    const jobs: ReturnType<typeof deliveryJobs> = []
+    const notices = claimed.map(row => {
       const notice = noticeOf(row, at)
       const to = recipients.filter(r => r.organization_id === row.organization_id && r.id !== row.id)
-      for (const { id } of to) {
-        await enqueueEvents(boss, id, [{ ...notice, id: noticeEventId(id, notice.type as NoticeType, row.id, at), attempt: 1 }], { db: queueDb(tx) })
-      }
-      notices.push({ type: notice.type as NoticeType, endpointId: row.id, organizationId: row.organization_id, reason: row.disabled_reason, recipients: to.length })
-    }
+      for (const { id } of to) jobs.push(...deliveryJobs(id, [{ ...notice, id: noticeEventId(id, notice.type, row.id, at), attempt: 1 }]))
+      return { type: notice.type, endpointId: row.id, organizationId: row.organization_id, reason: row.disabled_reason, recipients: to.length }
+    })
+    await insertDeliveryJobs(boss, jobs, queueDb(tx))
     return notices
-  })
+  }, { maxWait: 5000, timeout: 30_000 })
 }

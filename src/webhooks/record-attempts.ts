@@ -49,10 +49,13 @@ function alike (attempts: Attempt[]): FailedAttempts[] {
   return [...groups.values()]
 }
 
-/** Records `sent`, schedules their retries and moves the endpoint's state on, a statement at a time. */
-export async function recordAttempts (deps: RecordDeps, endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<void> {
+/**
+ * Records `sent`, schedules their retries and moves the endpoint's state on, a statement at a
+ * time; whether any was delivered (a batch then ends the endpoint's failing spell with its lease).
+ */
+export async function recordAttempts (deps: RecordDeps, endpointId: string, wasFailingSince: Date | null, sent: Sent[], lsn?: string): Promise<boolean> {
   const { primary, boss, outcomes, settings } = deps
-  if (sent.length === 0) return
+  if (sent.length === 0) return false
   const now = new Date()
   const gone = sent.some(({ result }) => result.status === 410)
   const anyDelivered = sent.some(({ result }) => delivered(result))
@@ -60,7 +63,7 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
   const failing = !anyDelivered && !gone && failingSince !== null && now.getTime() - failingSince.getTime() >= settings.disableAfterMs
   // Retries, by attempt: one job each, at the attempt's delay or the longest Retry-After asked.
   const retries = new Map<number, { events: WebhookEvent[], at: number }>()
-  const attempts: Attempt[] = sent.map(({ event, result }) => {
+  const tried: Attempt[] = sent.map(({ event, result }) => {
     const ok = delivered(result)
     outcomes.attempt(ok ? 'delivered' : 'failed')
     const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error: errorOf(result), durationMs: result.durationMs, nextAttemptAt: null }
@@ -72,6 +75,8 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
     retry.at = Math.max(retry.at, at)
     return { ...attempt, nextAttemptAt: new Date(at) }
   })
+  // Recorded at the time its retry's job starts (the latest of its events'), not its own.
+  const attempts = tried.map(a => a.nextAttemptAt === null ? a : { ...a, nextAttemptAt: new Date(retries.get(a.event.attempt)!.at) })
   // Not one transaction: the job is completed (or the batch's position moved) only after
   // all of them, and made again whole if any fails (a duplicate attempt at worst, never a
   // lost one). The usual case, first attempts delivered, in one row.
@@ -94,4 +99,5 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
   for (const retry of retries.values()) deps.wake(new Date(retry.at))
   for (const failure of alike(attempts)) outcomes.failed(endpointId, failure)
   if (gone || failing) outcomes.disabled(endpointId, gone ? 'gone' : 'failing', failingSince)
+  return anyDelivered
 }

@@ -2,6 +2,7 @@ import type { Prisma } from '../db/database.js'
 import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { batchAttempts } from './deliveries.js'
 import { DELIVERY_QUEUE, enqueueEvents, queueDb } from './delivery-queue.js'
+import { NOTICE_EVENT_TYPES } from '../schemas/webhooks.js'
 import type { EventType, WebhookEvent } from './events.js'
 import type { Webhooks } from './service.js'
 
@@ -41,6 +42,12 @@ async function scheduleOnce (prisma: Prisma, webhooks: Webhooks, endpointId: str
   }, { maxWait: 5000, timeout: 30_000 })
 }
 
+/**
+ * Notices are not sent again: they tell of a moment past (the endpoint's state now is GET
+ * …/{id}'s), and their record keeps neither the endpoint they were about nor their figures.
+ */
+const isNotice = (type: string): boolean => (NOTICE_EVENT_TYPES as readonly string[]).includes(type)
+
 /** The event of a row, as its next attempt (the same webhook-id). */
 const nextAttempt = (endpointId: string, row: { eventId: string, eventType: string, jobId: string | null, eventAt: Date }, attempt: number): WebhookEvent =>
   ({ id: row.eventId, type: row.eventType as EventType, subject: row.jobId ?? endpointId, at: row.eventAt.toISOString(), attempt })
@@ -57,6 +64,7 @@ export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId:
     SELECT event_id, event_type, job_id, event_at, attempted_at FROM (${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE id = overlay(${deliveryId}::uuid::text placing '0000' from 33)::uuid AND endpoint_id = ${endpointId}::uuid`, undefined)}) a
     WHERE a.id = ${deliveryId}::uuid`
   if (row === undefined) return undefined
+  if (isNotice(row.eventType)) return { scheduled: 0, skipped: 1, more: false }
   const done = await scheduleOnce(prisma, webhooks, endpointId, async (tx, already) => {
     if (already.has(row.eventId)) return { events: [], skipped: 1 }
     const [later] = await tx.$queryRaw<Array<{ delivered: boolean | null, attempt: number | null }>>`
@@ -79,7 +87,7 @@ export async function recover (prisma: Prisma, webhooks: Webhooks, endpointId: s
   const givenUp = PrismaSql.sql`
     SELECT * FROM (
       SELECT DISTINCT ON (event_id) event_id, event_type, job_id, event_at, attempt, outcome, next_attempt_at
-      FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND attempted_at >= ${since}
+      FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND attempted_at >= ${since} AND NOT (event_type = ANY (${[...NOTICE_EVENT_TYPES]}::text[]))
       ORDER BY event_id, attempted_at DESC, attempt DESC
     ) latest WHERE outcome = 'failed' AND next_attempt_at IS NULL`
   const done = await scheduleOnce(prisma, webhooks, endpointId, async (tx, already) => {

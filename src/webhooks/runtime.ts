@@ -80,7 +80,7 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
 export default fp(async function webhooksRuntime (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
   webhooks.reportTo(metrics(app, webhooks))
   const register = app.metricsRegistry
-  const notices = register === undefined ? undefined : new Counter({ name: 'webhook_notices_total', help: 'Notices about an endpoint queued by this instance for its organization\'s other enabled endpoints, by type (webhook_endpoint.failing, webhook_endpoint.disabled); counted once whatever the number of recipients.', labelNames: ['type'] as const, registers: [register] })
+  const notices = register === undefined ? undefined : new Counter({ name: 'webhook_notices_total', help: 'Notices about an endpoint queued by this instance for its organization\'s other enabled endpoints, by type (webhook_endpoint.failing, webhook_endpoint.disabled); counted once whatever the number of recipients, not at all where there is none (a warn line instead).', labelNames: ['type'] as const, registers: [register] })
   if (app.database.kind === 'server' && webhooks.settings.secretKey === undefined) {
     app.log.warn('webhooks: WEBHOOK_SECRET_KEY is unset: webhook endpoints can be neither created nor delivered to on this instance (503), and it neither dispatches nor delivers, until it is set')
   }
@@ -112,8 +112,11 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
         app.log.warn({ endpoint: endpointId, reason }, `webhook endpoint ${endpointId} disabled: ${reason === 'key_revoked' ? 'the key that made it is revoked, expired or deleted' : 'the user of the key that made it left the organization'}`)
       }
       for (const notice of await sendNotices(app.prisma, boss, webhooks.settings.failingAfter)) {
+        const fields = { endpoint: notice.endpointId, organization_id: notice.organizationId, type: notice.type, reason: notice.reason, recipients: notice.recipients }
+        // With no other endpoint to tell, the operator is the one who can tell the partner.
+        if (notice.recipients === 0) { app.log.warn(fields, `webhooks: ${notice.type} about endpoint ${notice.endpointId}: its organization has no other enabled endpoint to tell`); continue }
         notices?.inc({ type: notice.type })
-        app.log.info({ endpoint: notice.endpointId, organization_id: notice.organizationId, type: notice.type, reason: notice.reason, recipients: notice.recipients }, `webhooks: ${notice.type} about endpoint ${notice.endpointId} queued for ${notice.recipients} other endpoint(s) of its organization`)
+        app.log.info(fields, `webhooks: ${notice.type} about endpoint ${notice.endpointId} queued for ${notice.recipients} other endpoint(s) of its organization`)
       }
     })
     runPeriodically(app, 'pruning the webhook delivery record and idempotency keys', PRUNE_INTERVAL_MS, async () => {

@@ -46,7 +46,8 @@ t.test('an endpoint failing: one webhook_endpoint.failing a spell to its organiz
   const told = notices(sibling, 'webhook_endpoint.failing')
   t.equal(told.length, 1, 'one notice for the spell, however long it lasts')
   t.ok(told[0]!.verified, 'signed: it verifies with the standardwebhooks package')
-  t.match(told[0]!.body.data, { id: failingEndpoint.id, url: failing.url, failures: Number, failing_since: /^\d{4}-\d\d-\d\dT/ })
+  t.match(told[0]!.body.data, { id: failingEndpoint.id, origin: new URL(failing.url).origin, failures: Number, failing_since: /^\d{4}-\d\d-\d\dT/ })
+  t.notOk(JSON.stringify(told[0]!.body).includes('/hooks'), 'the origin alone, never the URL\'s path')
   t.ok(Number(told[0]!.body.data.failures) >= 3, `after WEBHOOK_FAILING_AFTER failures (${String(told[0]!.body.data.failures)})`)
   t.notOk(failing.received.some(r => r.type.startsWith('webhook_endpoint.')), 'never to the endpoint it is about')
   t.equal(theirs.received.filter(r => r.type.startsWith('webhook_endpoint.')).length, 0, 'never to another organization')
@@ -77,11 +78,14 @@ t.test('an endpoint disabled by a 410 or an operator: webhook_endpoint.disabled 
 
   await createJob(prisma, tenant)
   t.ok(await sibling.until(() => notices(sibling, 'webhook_endpoint.disabled').length >= 1, 20_000), 'told of the 410')
-  t.match(notices(sibling, 'webhook_endpoint.disabled'), [{ verified: true, body: { data: { id: goneEndpoint.id, reason: 'gone', url: gone.url } } }])
+  t.match(notices(sibling, 'webhook_endpoint.disabled'), [{ verified: true, body: { data: { id: goneEndpoint.id, reason: 'gone', origin: new URL(gone.url).origin } } }])
+  // Each recipient's notice is a job of its own: the others have theirs before one is disabled.
+  t.ok(await byOperator.until(r => r.some(x => x.type === 'webhook_endpoint.disabled'), 20_000) && await byPartner.until(r => r.some(x => x.type === 'webhook_endpoint.disabled'), 20_000), 'every sibling told of the 410')
 
   t.ok(await setEndpointStatus(app.database, operatorEndpoint.id, false), 'an operator disables one (npm run admin -- disable-endpoint)')
   t.ok(await sibling.until(() => notices(sibling, 'webhook_endpoint.disabled').length >= 2, 20_000), 'told of the operator')
   t.match(notices(sibling, 'webhook_endpoint.disabled')[1], { verified: true, body: { data: { id: operatorEndpoint.id, reason: 'operator' } } })
+  t.ok(await byPartner.until(() => notices(byPartner, 'webhook_endpoint.disabled').length >= 2, 20_000), 'the partner\'s endpoint told too, while enabled')
 
   t.equal((await app.inject({ method: 'PATCH', url: `/api/webhook_endpoints/${partnerEndpoint.id}`, headers: tenant.auth, payload: { status: 'disabled' } })).statusCode, 200)
   await sleep(1000)

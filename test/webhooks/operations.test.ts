@@ -4,7 +4,7 @@ import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
-import { makeEndpoint } from '../helpers/webhooks.js'
+import { makeEndpoint, sleep } from '../helpers/webhooks.js'
 
 // What an operator sees of webhooks (issue 57, parts 3 and 5), on both databases: a failed
 // attempt is one warn line with the endpoint, the status and the next attempt's time; a
@@ -63,4 +63,26 @@ t.test('an endpoint disabled because its maker key was revoked: a warn line that
   await until('the endpoint disabled', async () => (await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).status === 'disabled', 20_000, 50)
   await until('its line logged', () => lines.some(l => l.endpoint === endpoint.id && l.reason === 'key_revoked'), 5_000)
   t.match(lines.filter(l => l.endpoint === endpoint.id && l.reason === 'key_revoked'), [{ level: 40, msg: /disabled: the key that made it is revoked/ }], 'one warn line, with the reason')
+})
+
+t.test('a batch of failed attempts alike is one warn line, with the time its retry is due', async t => {
+  const tenant = await createTenant(prisma)
+  const receiver = await startReceiver()
+  t.teardown(receiver.close)
+  receiver.answer = () => ({ status: 503 })
+  const endpoint = await makeEndpoint(app, tenant, receiver.url)
+  // Twelve jobs in one statement: one change each in one transaction, one batch.
+  await prisma.$executeRaw`
+    INSERT INTO jobs (organization_id, user_id, title, company_name, description, slug, share_token)
+    SELECT ${tenant.organizationId}::uuid, ${tenant.userId}::uuid, 'Batch ' || n, 'C', 'D', 'batch-' || gen_random_uuid(), md5(n::text || random()) || md5(random()::text)
+    FROM generate_series(1, 12) n`
+  await until('the batch failed', async () => failureLines(endpoint.id).length > 0 && receiver.received.length >= 12, 20_000, 50)
+  await sleep(300)
+  const mine = failureLines(endpoint.id)
+  t.equal(mine.length, 1, `one line for the batch (${mine.map(l => String(l.events)).join(', ')} events)`)
+  t.match(mine[0], { status: 503, events: 12 })
+  t.equal((mine[0]!.event_ids as string[]).length, 10, 'the first 10 event ids')
+  const recorded = await prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, select: { nextAttemptAt: true } })
+  t.equal(new Set(recorded.map(r => r.nextAttemptAt?.toISOString())).size, 1, 'every attempt recorded with the one time its retry is due')
+  t.equal(recorded[0]!.nextAttemptAt?.toISOString(), mine[0]!.next_attempt_at, 'the time the line says')
 })

@@ -673,7 +673,7 @@ export type WebhookEvent = {
     /**
      * `webhook_endpoint.failing` and `webhook_endpoint.disabled`: another endpoint of the organization (`data.id`) is failing or was disabled; sent to its other enabled endpoints whatever their `events`. `webhook.test`: sent on request (POST …/{id}/test), to check the endpoint; `data.id` is the endpoint. `job.updated`: the job was created or changed (its fields, questions, screens, or what its analytics show to a key that may read them), or moved into the organization; read it (GET /api/jobs/{id}) or sync. `job.deleted`: the job was deleted or moved out of the organization. `sync.reset`: changes may have been missed (the change log no longer reaches back to this endpoint's position: a restore, or a long stop); walk the list again.
      */
-    type: 'job.updated' | 'job.deleted' | 'sync.reset' | 'webhook.test' | 'webhook_endpoint.failing' | 'webhook_endpoint.disabled';
+    type: 'job.updated' | 'job.deleted' | 'webhook.test' | 'sync.reset' | 'webhook_endpoint.failing' | 'webhook_endpoint.disabled';
     /**
      * When the change was seen.
      */
@@ -688,9 +688,9 @@ export type WebhookEvent = {
          */
         reason?: 'changes_may_have_been_missed' | 'gone' | 'failing' | 'key_revoked' | 'key_moved' | 'operator';
         /**
-         * For a notice: the URL of the endpoint it is about.
+         * For a notice: the origin (scheme, host, port) of the URL of the endpoint it is about; never its path or query, which may hold a secret.
          */
-        url?: string;
+        origin?: string;
         /**
          * For a notice: since when every attempt to that endpoint has failed; null if it was not failing.
          */
@@ -2015,6 +2015,10 @@ export type ListWebhookEventTypesData = {
 };
 
 export type ListWebhookEventTypesErrors = {
+    /**
+     * A path, query or header value is invalid; `details` names each one.
+     */
+    400: ApiError;
     /**
      * Missing, malformed, unknown, revoked or expired API key. Comes with `WWW-Authenticate: Bearer`.
      */
