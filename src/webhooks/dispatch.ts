@@ -43,7 +43,6 @@ export interface DispatchResult {
   endpoints: number
   events: number
   resets: number
-  disabled: number
   failed: number
   batches: Batch[]
   /** The endpoints this run disabled, and why (their maker key may read nothing more of the organization). */
@@ -128,12 +127,11 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
     // the sends to wait on (delivery-queue.ts, DeliveryJob.lsn).
     const lsn = options.replicated === true ? (await tx.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_insert_lsn()::text AS lsn`)[0]!.lsn : undefined
     const at = now()
-    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, disabled: 0, failed: 0, batches: [], stopped: [] }
+    const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, failed: 0, batches: [], stopped: [] }
     const { chunks, stopped } = chunksOf(await dispatchCandidates(clientReader(tx)), at)
     for (const [reason, ids] of stopped) {
       // The key that made them is revoked, expired, gone, or its user left the organization: they may be told nothing more.
       await tx.webhookEndpoint.updateMany({ where: { id: { in: ids } }, data: { status: 'disabled', disabledReason: reason } })
-      result.disabled += ids.length
       result.stopped.push(...ids.map(endpointId => ({ endpointId, reason })))
     }
     const { reads, failed } = await readChunks(tx, chunks, at.getTime(), options.budget ?? { events: EVENTS_PER_RUN, batches: EVENTS_PER_RUN })
