@@ -22,6 +22,7 @@ import requestIdPlugin from './plugins/request-id.js'
 import requestLimitsPlugin from './plugins/request-limits.js'
 import requestLogPlugin from './plugins/request-log.js'
 import securityHeadersPlugin from './plugins/security-headers.js'
+import tracingPlugin from './plugins/tracing.js'
 import summaryFoldPlugin from './plugins/summary-fold.js'
 import changeLogPrunePlugin from './plugins/change-log-prune.js'
 import zoneRulesUpkeepPlugin from './plugins/zone-rules-upkeep.js'
@@ -54,6 +55,7 @@ export async function buildApp ({ config, database, logStream, webhookLookup }: 
   await app.register(errorsPlugin)
   await app.register(requestIdPlugin)
   await app.register(requestLogPlugin)
+  await app.register(tracingPlugin)
   await app.register(requestLimitsPlugin)
   await app.register(drainingPlugin)
   await app.register(securityHeadersPlugin, { corsOrigins: config.CORS_ORIGINS.split(',').filter(Boolean) })

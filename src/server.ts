@@ -6,6 +6,7 @@ import { DataDirInUse } from './db/data-dir-claim.js'
 import { openDatabase } from './db/open-database.js'
 import { existingDemoData, seedDemoData } from './demo/seed.js'
 import { onStopSignals, STOP_SIGNALS } from './stop-signals.js'
+import { startTracing, stopTracing } from './telemetry/tracing.js'
 
 // The supported runtimes: Node 22.12 and later (pg-boss's floor; the image runs 24). An older
 // one is named at start rather than refused: it may work, and no one is told why it would not.
@@ -17,6 +18,8 @@ if (major < 22 || (major === 22 && minor < 12)) {
 async function main (): Promise<void> {
   const config = loadConfig()
   checkServingConfig(config)
+  // Before the database opens: its statements are traced from the first (db/server-database.ts).
+  await startTracing()
   const database = await openDatabase(config)
   const demo = database.kind === 'embedded' && database.created ? await seedDemoData(database.prisma) : undefined
   const app = await buildApp({ config, database })
@@ -24,6 +27,7 @@ async function main (): Promise<void> {
   const grace = closeWithGrace({ delay: 10_000, skip: [...STOP_SIGNALS] }, async ({ err }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an error')
     await app.close()
+    await stopTracing()
   })
   onStopSignals(signal => {
     app.log.info({ signal }, 'closing')

@@ -7,6 +7,7 @@ import { client, readerOf, type ClientOptions, type Database } from './database.
 import { Door } from './door.js'
 import { applyMigrations } from './migrations.js'
 import { installQueue } from './queue.js'
+import { tracedAdapterFactory } from '../telemetry/sql-spans.js'
 
 // The embedded PostgreSQL (PGlite) as the service's Database: in memory, or in a data
 // directory this process claims and serves on its socket (data-dir-claim.ts, door.ts).
@@ -16,7 +17,7 @@ import { installQueue } from './queue.js'
  * claimed and the door it serves there (closed first, released last).
  */
 export function embeddedDatabase (pglite: PGlite, options: ClientOptions = {}, owned?: { dataDir: string, claim: DataDirClaim, door: Door }): Database {
-  const adapterFactory = new PrismaPGlite(pglite)
+  const adapterFactory = tracedAdapterFactory(new PrismaPGlite(pglite))
   const prisma = client(adapterFactory, options)
   const reader = readerOf(adapterFactory, prisma, options)
   return {

@@ -6,6 +6,7 @@ import { ReadElsewhere, replicaFailed } from './errors.js'
 import { listenOnServer } from './listen.js'
 import { disconnect, displayName, ReplicaSet } from './replicas.js'
 import { statementName } from './statement-names.js'
+import { tracedAdapterFactory } from '../telemetry/sql-spans.js'
 
 // A PostgreSQL server as the service's Database: bounded pools of our own, read replicas,
 // the change listener.
@@ -34,7 +35,7 @@ function serverClient (url: string, pool: PoolConfig, applicationName: string, o
   // An idle connection that breaks (the server restarted) is dropped by the pool; without a
   // listener the error would end the process.
   pgPool.on('error', () => {})
-  const adapterFactory = new PrismaPg(pgPool, { ...(options.statementNames !== false ? { statementNameGenerator: query => statementName(query.sql) } : {}), disposeExternalPool: true })
+  const adapterFactory = tracedAdapterFactory(new PrismaPg(pgPool, { ...(options.statementNames !== false ? { statementNameGenerator: query => statementName(query.sql) } : {}), disposeExternalPool: true }))
   const prisma = client(adapterFactory, options)
   return { pgPool, adapterFactory, prisma, reader: readerOf(adapterFactory, prisma, options) }
 }

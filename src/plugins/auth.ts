@@ -6,6 +6,7 @@ import type { Caller } from '../auth/caller.js'
 import type { LoadedCaller } from '../auth/caller-cache.js'
 import { findCallerByKeyHash, touchKey } from '../auth/repository.js'
 import { ApiError } from '../errors.js'
+import { inSpan } from '../telemetry/tracing.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,6 +31,10 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     const cacheKey = apiKeyHashText(key)
     const cached = cache.get(cacheKey, now.getTime())
     if (cached !== undefined) return cached
+    return await inSpan('auth: caller lookup (cache miss)', {}, async () => await lookUpStored(key, cacheKey, now))
+  }
+
+  async function lookUpStored (key: string, cacheKey: string, now: Date): Promise<LoadedCaller | null> {
     const version = cache.version()
     // From the primary, never a replica: the cache is cleared by the primary's NOTIFY, and a
     // lookup on a replica behind it could store a revoked key again for a whole TTL.

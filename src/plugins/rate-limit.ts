@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import { ApiError } from '../errors.js'
+import { inSpan } from '../telemetry/tracing.js'
 
 export type Limit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
@@ -61,7 +62,8 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, options:
 
   function limit (check: ReturnType<FastifyInstance['createRateLimit']>, what: string, reason: string): Limit {
     return async (request, reply) => {
-      const result = await check(request)
+      // A span where the counter is a round trip to Redis; an in-memory one costs nothing to see.
+      const result = redis === undefined ? await check(request) : await inSpan('rate limit (Redis)', { attributes: { 'screening.rate_limit': reason } }, async () => await check(request))
       if (result.isAllowed) return
       reply.header('x-ratelimit-limit', result.max)
         .header('x-ratelimit-remaining', result.remaining)

@@ -28,7 +28,8 @@ function requestLine (request: FastifyRequest, reply: FastifyReply): Record<stri
   if (caller != null) line.organization_id = caller.organization.id
   if (request.keyPrefix !== null) line.key_prefix = request.keyPrefix
   if (request.refusal !== null) line.reason = request.refusal
-  const traceId = traceIdOf(request.headers.traceparent)
+  // The request's own trace while tracing is on, else the caller's.
+  const traceId = request.span?.spanContext().traceId ?? traceIdOf(request.headers.traceparent)
   if (traceId !== undefined) line.trace_id = traceId
   return line
 }

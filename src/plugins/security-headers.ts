@@ -46,6 +46,6 @@ export default fp(async function securityHeadersPlugin (app: FastifyInstance, { 
     done()
   })
   if (corsOrigins.length > 0) {
-    await app.register(cors, { origin: corsOrigins, methods: ['GET', 'HEAD'], allowedHeaders: ['Authorization', 'If-None-Match', 'X-Request-Id'], exposedHeaders: ['ETag', 'X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'], maxAge: 600 })
+    await app.register(cors, { origin: corsOrigins, methods: ['GET', 'HEAD'], allowedHeaders: ['Authorization', 'If-None-Match', 'X-Request-Id', 'traceparent', 'tracestate'], exposedHeaders: ['ETag', 'X-Request-Id', 'traceresponse', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'], maxAge: 600 })
   }
 }, { name: 'security-headers' })

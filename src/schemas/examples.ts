@@ -71,6 +71,7 @@ export const webhookDeliveryExample: WebhookDelivery = {
   duration_ms: 38,
   attempted_at: '2026-11-27T09:00:01.250Z',
   next_attempt_at: null,
+  trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
 }
 
 export const jobsAnalyticsExample: JobsAnalytics = {

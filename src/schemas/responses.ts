@@ -11,6 +11,8 @@ const header = (description: string, schema: Record<string, unknown>) => ({ ...s
 const seconds = { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 }
 
 const REQUEST_ID = header('Identifier of the request: the one sent, when sane, or a generated one.', { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$' })
+const TRACE_RESPONSE = header('While the service traces (an operator\'s setting): the trace and span of this request (W3C Trace Context `version-traceid-spanid-flags`), continuing the `traceparent` sent. Quote it with the request id.', { type: 'string', maxLength: 55, pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$' })
+const IDS = { 'X-Request-Id': REQUEST_ID, traceresponse: TRACE_RESPONSE }
 const RATE_LIMIT = {
   'X-RateLimit-Limit': header('Requests allowed per window (a minute unless configured otherwise) for this API key (for failed authentications: per client).', { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000 }),
   'X-RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 }),
@@ -25,7 +27,7 @@ export const TZDATA_VERSION = { 'Tzdata-Version': header('The IANA tzdata releas
 export function jsonResponse (schema: TSchema, description: string, example: unknown, headers: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     description,
-    headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT, ...headers },
+    headers: { ...IDS, ...RATE_LIMIT, ...headers },
     content: { 'application/json': { schema, example } },
   }
 }
@@ -48,7 +50,7 @@ export function okResponse (schema: TSchema, description: string, example: unkno
 export const notModifiedWith = (headers: Record<string, unknown>) => ({
   type: 'null',
   description: 'Not modified: the `If-None-Match` ETag is still current. No body.',
-  headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT, ETag: ETAG, 'Cache-Control': CACHE_CONTROL, ...headers },
+  headers: { ...IDS, ...RATE_LIMIT, ETag: ETAG, 'Cache-Control': CACHE_CONTROL, ...headers },
 })
 
 export const notModifiedResponse = notModifiedWith({})
@@ -57,7 +59,7 @@ export const notModifiedResponse = notModifiedWith({})
 export const noContentResponse = (description: string) => ({
   type: 'null',
   description,
-  headers: { 'X-Request-Id': REQUEST_ID, ...RATE_LIMIT },
+  headers: { ...IDS, ...RATE_LIMIT },
 })
 
 const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {

@@ -71,6 +71,7 @@ export const WebhookDeliverySchema = Type.Object({
   duration_ms: Nullable(Count(), { description: 'How long the attempt took.' }),
   attempted_at: Timestamp({ description: 'When the attempt was made.' }),
   next_attempt_at: Nullable(Timestamp(), { description: 'When the event will be tried again; null when it will not (delivered, given up after the last retry, or the endpoint disabled: `recover` resends it).' }),
+  trace_id: Nullable(Type.String({ minLength: 32, maxLength: 32, pattern: '^[0-9a-f]{32}$' }), { description: 'The trace of the attempt, as its `traceparent` header named it (W3C Trace Context), to find it in the service\'s traces; null when the service was not tracing.' }),
 }, { $id: 'WebhookDelivery', title: 'WebhookDelivery', description: 'One attempt to deliver an event to an endpoint.', additionalProperties: false })
 
 export const WebhookDeliveryListSchema = Type.Object({

@@ -8,10 +8,11 @@ import type { Batch } from './batch.js'
 import type { EgressGuard } from './egress.js'
 import { RECORD, type Attempt } from './delivery-record.js'
 import { recordAttempts, type DeliveryOutcomes, type Sent } from './record-attempts.js'
-import { eventBody, type WebhookEvent } from './events.js'
+import type { WebhookEvent } from './events.js'
 import type { SecretBox } from './secrets.js'
 import { storedPosition, type EndpointPosition } from './position.js'
-import { signatureHeader, signingKeys } from './signing.js'
+import { signingKeys } from './signing.js'
+import { postAttempt } from './post-attempt.js'
 
 // Events POSTed to an endpoint (at most `endpointConcurrency` at once), signed with its
 // secret (and the previous one during a rotation's grace), then every attempt recorded, the
@@ -129,14 +130,11 @@ export class Deliverer {
     if (lsn !== undefined) await this.replicasCaughtUp(lsn)
     const results = await mapLimited(events, settings.endpointConcurrency, async event => {
       if (Date.now() > startBy) return undefined
-      const body = eventBody(event)
-      const timestamp = Math.floor(Date.now() / 1000)
-      const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
-      return await guard.post(endpoint.url, headers, body, settings.timeoutMs)
+      return await postAttempt(guard, endpointId, endpoint.url, event, keys, settings.timeoutMs)
     })
     const sent: Sent[] = []
     const unsent: WebhookEvent[] = []
-    results.forEach((result, i) => { if (result === undefined) unsent.push(events[i]!); else sent.push({ event: events[i]!, result }) })
+    results.forEach((result, i) => { if (result === undefined) unsent.push(events[i]!); else sent.push(result) })
     return { sent, unsent }
   }
 

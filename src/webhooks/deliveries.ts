@@ -13,7 +13,7 @@ import type { WebhookDelivery } from '../schemas/webhooks.js'
  */
 export const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, after?: { at: Date, id: string }): PrismaSql.Sql => PrismaSql.sql`
   SELECT u.id, u.event_id, u.event_type, u.job_id, b.event_at,
-         1 AS attempt, 'delivered' AS outcome, u.status_code, NULL::text AS error, u.duration_ms, b.attempted_at, NULL::timestamptz AS next_attempt_at
+         1 AS attempt, 'delivered' AS outcome, u.status_code, NULL::text AS error, u.duration_ms, b.attempted_at, NULL::timestamptz AS next_attempt_at, b.trace_id
   FROM (${batches}) b CROSS JOIN LATERAL (
     SELECT * FROM (
       SELECT overlay(b.id::text placing lpad(to_hex(x.o::int), 4, '0') from 33)::uuid AS id, x.*
@@ -23,9 +23,9 @@ export const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, a
     ORDER BY o DESC ${cap === undefined ? PrismaSql.empty : PrismaSql.sql`LIMIT ${cap}`}) u`
 
 const COLUMNS = PrismaSql.sql`id, event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt, outcome,
-  status_code AS "statusCode", error, duration_ms AS "durationMs", attempted_at AS "attemptedAt", next_attempt_at AS "nextAttemptAt"`
+  status_code AS "statusCode", error, duration_ms AS "durationMs", attempted_at AS "attemptedAt", next_attempt_at AS "nextAttemptAt", trace_id AS "traceId"`
 
-interface Row { id: string, eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number, outcome: string, statusCode: number | null, error: string | null, durationMs: number | null, attemptedAt: Date, nextAttemptAt: Date | null }
+interface Row { id: string, eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number, outcome: string, statusCode: number | null, error: string | null, durationMs: number | null, attemptedAt: Date, nextAttemptAt: Date | null, traceId: string | null }
 
 const present = (row: Row): WebhookDelivery => ({
   id: row.id,
@@ -39,6 +39,7 @@ const present = (row: Row): WebhookDelivery => ({
   duration_ms: row.durationMs,
   attempted_at: row.attemptedAt.toISOString(),
   next_attempt_at: row.nextAttemptAt === null ? null : row.nextAttemptAt.toISOString(),
+  trace_id: row.traceId,
 })
 
 /** The endpoint, if it is the organization's: whether it is enabled, and why not. */
@@ -57,7 +58,7 @@ export async function listDeliveries (prisma: Prisma, endpointId: string, limit:
   const batchBefore = after === undefined ? PrismaSql.sql`true` : PrismaSql.sql`(attempted_at, id) <= (${after.at}::timestamptz, overlay(${after.id}::uuid::text placing 'ffff' from 33)::uuid)`
   const rows = await prisma.$queryRaw<Row[]>`
     SELECT ${COLUMNS} FROM (
-      (SELECT id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at
+      (SELECT id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at, trace_id
        FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND ${before} ORDER BY attempted_at DESC, id DESC LIMIT ${take})
       UNION ALL
       ${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE endpoint_id = ${endpointId}::uuid AND ${batchBefore} ORDER BY attempted_at DESC, id DESC LIMIT ${take}`, take, after)}

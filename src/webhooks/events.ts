@@ -25,6 +25,11 @@ export interface WebhookEvent {
   at: string
   /** Which attempt this is, from 1. */
   attempt: number
+  /**
+   * The `traceparent` of the span that found the change (the dispatcher's run) or made the
+   * event (a request), while tracing is on: its attempts' spans are linked to it. Never sent.
+   */
+  cause?: string
 }
 
 /**

@@ -21,8 +21,8 @@ export interface DeliveryOutcomes {
 
 export interface FailedAttempts { status: number | null, error: string | null, nextAttemptAt: Date | null, eventIds: string[] }
 
-/** An event sent, and how it went. */
-export interface Sent { event: WebhookEvent, result: AttemptResult }
+/** An event sent, how it went, and the trace of its attempt's span (while tracing is on). */
+export interface Sent { event: WebhookEvent, result: AttemptResult, traceId?: string }
 
 export interface RecordDeps {
   primary: SqlWriter
@@ -63,10 +63,10 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
   const failing = !anyDelivered && !gone && failingSince !== null && now.getTime() - failingSince.getTime() >= settings.disableAfterMs
   // Retries, by attempt: one job each, at the attempt's delay or the longest Retry-After asked.
   const retries = new Map<number, { events: WebhookEvent[], at: number }>()
-  const tried: Attempt[] = sent.map(({ event, result }) => {
+  const tried: Attempt[] = sent.map(({ event, result, traceId }) => {
     const ok = delivered(result)
     outcomes.attempt(ok ? 'delivered' : 'failed')
-    const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error: errorOf(result), durationMs: result.durationMs, nextAttemptAt: null }
+    const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error: errorOf(result), durationMs: result.durationMs, nextAttemptAt: null, ...(traceId !== undefined ? { traceId } : {}) }
     const delay = settings.retryDelaysMs[event.attempt - 1]
     if (ok || gone || failing || delay === undefined) return attempt
     const at = now.getTime() + Math.max(jittered(delay), result.retryAfterMs ?? 0)
@@ -82,7 +82,7 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
   // lost one). The usual case, first attempts delivered, in one row.
   const compact: Attempt[] = []
   const rest: Attempt[] = []
-  for (const a of attempts) (a.outcome === 'delivered' && a.event.attempt === 1 && a.event.at === attempts[0]!.event.at && a.statusCode !== null && a.durationMs !== null ? compact : rest).push(a)
+  for (const a of attempts) (a.outcome === 'delivered' && a.event.attempt === 1 && a.event.at === attempts[0]!.event.at && a.traceId === attempts[0]!.traceId && a.statusCode !== null && a.durationMs !== null ? compact : rest).push(a)
   if (compact.length > 0) await primary.execute(RECORD_DELIVERED(endpointId, now, compact))
   if (rest.length > 0) await primary.execute(RECORD(endpointId, now, rest))
   for (const retry of retries.values()) await enqueueEvents(boss, endpointId, retry.events, { startAfter: new Date(retry.at), ...(lsn !== undefined ? { lsn } : {}) })

@@ -6,7 +6,8 @@ import { runPeriodically } from '../plugins/periodic.js'
 import { pruneDeliveries } from './deliveries.js'
 import type { DeliveryOutcomes } from './record-attempts.js'
 import { DELIVERY_QUEUE } from './delivery-queue.js'
-import { dispatchChanges } from './dispatch.js'
+import { dispatchChanges, type DispatchResult } from './dispatch.js'
+import { pastSpan } from '../telemetry/tracing.js'
 import { pruneIdempotencyKeys } from './idempotency.js'
 import { sendNotices } from './notices.js'
 import type { Webhooks } from './service.js'
@@ -77,6 +78,16 @@ function metrics (app: FastifyInstance, webhooks: Webhooks): DeliveryOutcomes {
   }
 }
 
+/**
+ * While tracing is on, a span for a run that did something (an idle one, every second,
+ * would be a trace each), which its events' attempts follow from (post-attempt.ts).
+ */
+function traceRun (run: DispatchResult, started: number): void {
+  if (run.events === 0 && run.failed === 0 && run.stopped.length === 0) return
+  const cause = pastSpan('webhooks: dispatch run', started, { 'screening.webhook.endpoints': run.endpoints, 'screening.webhook.events': run.events, 'screening.webhook.batches': run.batches.length, 'screening.webhook.resets': run.resets, 'screening.webhook.failed': run.failed })
+  if (cause !== undefined) for (const batch of run.batches) for (const event of batch.events) event.cause = cause
+}
+
 export default fp(async function webhooksRuntime (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
   webhooks.reportTo(metrics(app, webhooks))
   const register = app.metricsRegistry
@@ -106,7 +117,9 @@ export default fp(async function webhooksRuntime (app: FastifyInstance, { webhoo
       const boss = await webhooks.queue()
       // An endpoint changed by a partner during the run (its position's row): nothing was
       // leased, and the next run reads the same changes. Not a failure to log.
+      const runStart = Date.now()
       const dispatched = await dispatchChanges(app.prisma, { leaseMs: webhooks.leaseMs, replicated: app.database.replicas().length > 0, budget: webhooks.room(), log: app.log }).catch((error: unknown) => { if (!serializationFailure(error)) throw error })
+      if (dispatched !== undefined) traceRun(dispatched, runStart)
       for (const batch of dispatched?.batches ?? []) webhooks.send(batch)
       for (const { endpointId, reason } of dispatched?.stopped ?? []) {
         app.log.warn({ endpoint: endpointId, reason }, `webhook endpoint ${endpointId} disabled: ${reason === 'key_revoked' ? 'the key that made it is revoked, expired or deleted' : 'the user of the key that made it left the organization'}`)

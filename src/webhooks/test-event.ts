@@ -7,9 +7,11 @@ import { delivered, errorOf } from './attempt-result.js'
 import { deliveryEndpoint, signingSecrets } from './delivery-endpoint.js'
 import { RECORD, type Attempt } from './delivery-record.js'
 import type { EgressGuard } from './egress.js'
-import { eventBody, type WebhookEvent } from './events.js'
+import type { WebhookEvent } from './events.js'
+import { postAttempt } from './post-attempt.js'
+import { activeTraceparent } from '../telemetry/tracing.js'
 import type { SecretBox } from './secrets.js'
-import { signatureHeader, signingKeys } from './signing.js'
+import { signingKeys } from './signing.js'
 
 // A test event (issue 55): a partner checks a new endpoint at once, without waiting for a job
 // to change. A `webhook.test` event, signed as every event is, POSTed through the egress
@@ -25,16 +27,15 @@ export async function sendTestEvent (deps: TestEventDeps, endpointId: string): P
   const endpoint = await deliveryEndpoint(deps.primary, endpointId)
   if (endpoint === undefined) return undefined
   const now = new Date()
-  const event: WebhookEvent = { id: `msg_test_${randomBytes(18).toString('base64url')}`, type: 'webhook.test', subject: endpointId, at: now.toISOString(), attempt: 1 }
-  const body = eventBody(event)
-  const timestamp = Math.floor(now.getTime() / 1000)
+  // In the request's trace, while tracing is on.
+  const cause = activeTraceparent()
+  const event: WebhookEvent = { id: `msg_test_${randomBytes(18).toString('base64url')}`, type: 'webhook.test', subject: endpointId, at: now.toISOString(), attempt: 1, ...(cause !== undefined ? { cause } : {}) }
   // The secrets not opening (another WEBHOOK_SECRET_KEY) is the partner's answer too: nothing sent unsigned.
   const keys = signingKeys(signingSecrets(await deps.secrets(), endpointId, endpoint, now))
-  const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
-  const result = await deps.guard.post(endpoint.url, headers, body, deps.timeoutMs)
+  const { result, traceId } = await postAttempt(deps.guard, endpointId, endpoint.url, event, keys, deps.timeoutMs)
   const ok = delivered(result)
   const error = errorOf(result)
-  const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error, durationMs: result.durationMs, nextAttemptAt: null }
+  const attempt: Attempt = { event, outcome: ok ? 'delivered' : 'failed', statusCode: result.status ?? null, error, durationMs: result.durationMs, nextAttemptAt: null, ...(traceId !== undefined ? { traceId } : {}) }
   const deliveryId = await recordTestAttempt(deps.primary, endpointId, now, attempt)
   return { event_id: event.id, delivery_id: deliveryId ?? null, delivered: ok, status_code: result.status ?? null, error, duration_ms: result.durationMs }
 }

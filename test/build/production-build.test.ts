@@ -15,7 +15,9 @@ import { freePort } from '../helpers/ports.js'
 import { PRODUCTION_NODE_FLAGS } from '../../bench/servers.js'
 // @ts-expect-error: a plain ES module script, no declarations
 import { productionModules } from '../../scripts/production-modules.mjs'
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { startServer } from '../helpers/server-process.js'
+import { until } from '../helpers/until.js'
 
 // The image, run outside Docker (CI also builds and runs the real one: deploy/stack-test): its
 // runtime stage's files, environment and commands are read from the Dockerfile, and the
@@ -115,6 +117,23 @@ t.test('the compiled build starts with production dependencies only and serves r
   t.equal((await docs.json() as { info: { version: string } }).info.version, (JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string }).version)
   t.equal((await fetch(`${server.baseUrl}/docs/`)).status, 200, 'Swagger UI assets are found')
   t.equal(await server.stop('SIGTERM'), 0, 'SIGTERM closes cleanly')
+})
+
+// The exporters are imported by a computed choice (the protocol's variable): the trace must
+// still have found both, or tracing would fail only in the image.
+t.test('the compiled build traces: both OTLP protocols\' exporters are in the image\'s files', async t => {
+  const otlp = await startOtlpReceiver()
+  t.teardown(otlp.close)
+  const [program, args] = command(imageCommand)
+  for (const protocol of ['http/protobuf', 'http/json']) {
+    const server = await startServer(t, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '50' }, { command: [program, ...args], cwd: dir })
+    const traceId = randomBytes(16).toString('hex')
+    const res = await fetch(`${server.baseUrl}/api/jobs/${server.sampleJobId}`, { headers: { authorization: `Bearer ${server.keys.pro}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } })
+    t.equal(res.status, 200)
+    await until(`the ${protocol} spans`, () => otlp.spans.some(s => s.traceId === traceId && s.kind === 2), 20_000)
+    t.match(otlp.spans.find(s => s.traceId === traceId && s.kind === 2), { name: 'GET /api/jobs/:jobId', contentType: protocol === 'http/json' ? 'application/json' : 'application/x-protobuf' }, `${protocol}: the request's span received`)
+    t.equal(await server.stop('SIGTERM'), 0)
+  }
 })
 
 t.test('against PostgreSQL as the compose file runs it: the migrate command, then the image\'s command', { skip: serverUrl === undefined ? 'needs TEST_DATABASE_URL (an empty database is made beside it)' : false }, async t => {

@@ -578,6 +578,10 @@ export type WebhookDelivery = {
      * When the event will be tried again; null when it will not (delivered, given up after the last retry, or the endpoint disabled: `recover` resends it).
      */
     next_attempt_at: string | null;
+    /**
+     * The trace of the attempt, as its `traceparent` header named it (W3C Trace Context), to find it in the service's traces; null when the service was not tracing.
+     */
+    trace_id: string | null;
 };
 
 /**

@@ -1,0 +1,57 @@
+import type { Span } from '@opentelemetry/api'
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { Caller } from '../auth/caller.js'
+import { redactedUrl } from '../telemetry/redacted-url.js'
+import { tracing } from '../telemetry/tracing.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's server span while tracing is on (plugins/tracing.ts); undefined while it is off. */
+    span?: Span | null
+  }
+}
+
+/**
+ * A server span for every request, once tracing is on (telemetry/tracing.ts; registered only
+ * then): a child of the caller's `traceparent`, the rest of the request run in its context
+ * (the SQL's spans are its children), its trace id answered in `traceresponse` (W3C Trace
+ * Context Level 2). Route template, status, organization, key prefix and refusal; the URL as
+ * the log prints it, its tokens and cursors redacted; never a key.
+ */
+export default fp(async function tracingPlugin (app: FastifyInstance) {
+  const t = tracing()
+  if (t === undefined) return
+  const { api, tracer } = t
+  app.decorateRequest('span', null)
+  app.addHook('onRequest', (request, reply, done) => {
+    const parent = api.propagation.extract(api.ROOT_CONTEXT, request.headers)
+    const route = request.routeOptions.url
+    const [path, query] = redactedUrl(request.url).split('?', 2) as [string, string | undefined]
+    const span = tracer.startSpan(route !== undefined ? `${request.method} ${route}` : request.method, {
+      kind: api.SpanKind.SERVER,
+      attributes: { 'http.request.method': request.method, 'url.path': path, ...(query !== undefined ? { 'url.query': query } : {}), ...(route !== undefined ? { 'http.route': route } : {}) },
+    }, parent)
+    request.span = span
+    const { traceId, spanId, traceFlags } = span.spanContext()
+    reply.header('traceresponse', `00-${traceId}-${spanId}-${(traceFlags & 1) === 1 ? '01' : '00'}`)
+    api.context.with(api.trace.setSpan(parent, span), done)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    const span = request.span
+    if (span == null || !span.isRecording()) return // unsampled, or ended by an abort
+    span.setAttribute('http.response.status_code', reply.statusCode)
+    const caller = request.caller as Caller | null | undefined // decorated in the /api context only
+    if (caller != null) span.setAttribute('screening.organization_id', caller.organization.id)
+    if (request.keyPrefix !== null) span.setAttribute('screening.key_prefix', request.keyPrefix)
+    if (request.refusal !== null) span.setAttribute('screening.refusal', request.refusal)
+    if (reply.statusCode >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR })
+    span.end()
+  })
+  app.addHook('onRequestAbort', async request => {
+    const span = request.span
+    if (span == null || !span.isRecording()) return
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'the client closed the connection' })
+    span.end()
+  })
+}, { name: 'tracing', dependencies: ['request-log'] })

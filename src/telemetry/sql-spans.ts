@@ -1,0 +1,78 @@
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, SqlQueryable, Transaction } from '@prisma/driver-adapter-utils'
+import { tracing } from './tracing.js'
+
+// A span for each SQL statement sent through Prisma's driver adapter (the client's and the
+// raw reads' one path), named by what it does and to which tables (`SELECT jobs screens`),
+// never by its text or values. Only within a span (a request, a delivery): the periodic
+// tasks' statements would otherwise make a trace each, every second.
+
+const MEMO_MAX = 1000
+const summaries = new Map<string, string>()
+const TABLE = /\b(?:FROM|JOIN|INTO|UPDATE)\s+(?:ONLY\s+|LATERAL\s+)?("?[a-z_][a-z0-9_$]*"?(?:\."?[a-z_][a-z0-9_$]*"?)?)(?![a-z0-9_$."(])/gi
+// A name before `(` is a function's, not a table's.
+const SKIP = new Set(['select', 'lateral'])
+
+/** A statement's readable name: its first keyword and the first tables it names (db.query.summary). */
+export function statementSummary (sql: string): string {
+  let summary = summaries.get(sql)
+  if (summary !== undefined) return summary
+  const operation = /^\s*(?:\(\s*)*([a-z]+)/i.exec(sql)?.[1]?.toUpperCase() ?? 'SQL'
+  const tables: string[] = []
+  for (const [, name] of sql.matchAll(TABLE)) {
+    const table = name!.replaceAll('"', '')
+    if (!SKIP.has(table.toLowerCase()) && !tables.includes(table)) tables.push(table)
+    if (tables.length === 3) break
+  }
+  summary = [operation, ...tables].join(' ')
+  if (summaries.size >= MEMO_MAX) summaries.clear()
+  summaries.set(sql, summary)
+  return summary
+}
+
+async function traced<T> (query: SqlQuery, run: () => Promise<T>, rows: (result: T) => number | undefined): Promise<T> {
+  const t = tracing()
+  if (t === undefined || t.api.trace.getSpan(t.api.context.active()) === undefined) return await run()
+  const summary = statementSummary(query.sql)
+  const span = t.tracer.startSpan(summary, { kind: t.api.SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': summary, 'db.operation.name': summary.split(' ', 1)[0] } })
+  try {
+    const result = await t.api.context.with(t.api.trace.setSpan(t.api.context.active(), span), run)
+    const count = rows(result)
+    if (count !== undefined) span.setAttribute('db.response.returned_rows', count)
+    return result
+  } catch (error) {
+    span.setStatus({ code: t.api.SpanStatusCode.ERROR, message: 'the statement failed' })
+    throw error
+  } finally {
+    span.end()
+  }
+}
+
+function tracedQueryable<Q extends SqlQueryable> (queryable: Q): Q {
+  return new Proxy(queryable, {
+    get (target, property, receiver) {
+      if (property === 'queryRaw') return async (query: SqlQuery) => await traced(query, async () => await target.queryRaw(query), r => r.rows.length)
+      if (property === 'executeRaw') return async (query: SqlQuery) => await traced(query, async () => await target.executeRaw(query), n => n)
+      if (property === 'startTransaction') {
+        return async (...args: Parameters<SqlDriverAdapter['startTransaction']>): Promise<Transaction> =>
+          tracedQueryable(await (target as unknown as SqlDriverAdapter).startTransaction(...args))
+      }
+      const value: unknown = Reflect.get(target, property, receiver)
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
+
+/**
+ * The factory, its connections' statements traced once tracing is on; `factory` itself,
+ * untouched, while it is off (decided when the database opens: tracing starts before).
+ */
+export function tracedAdapterFactory<F extends SqlDriverAdapterFactory> (factory: F): F {
+  if (tracing() === undefined) return factory
+  return new Proxy(factory, {
+    get (target, property, receiver) {
+      if (property === 'connect') return async () => tracedQueryable(await target.connect())
+      const value: unknown = Reflect.get(target, property, receiver)
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
