@@ -1,4 +1,4 @@
-import type { Span } from '@opentelemetry/api'
+import type { Attributes, Span } from '@opentelemetry/api'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { Caller } from '../auth/caller.js'
@@ -27,31 +27,38 @@ export default fp(async function tracingPlugin (app: FastifyInstance) {
   app.addHook('onRequest', (request, reply, done) => {
     const parent = api.propagation.extract(api.ROOT_CONTEXT, request.headers)
     const route = request.routeOptions.url
-    const [path, query] = redactedUrl(request.url).split('?', 2) as [string, string | undefined]
-    const span = tracer.startSpan(route !== undefined ? `${request.method} ${route}` : request.method, {
-      kind: api.SpanKind.SERVER,
-      attributes: { 'http.request.method': request.method, 'url.path': path, ...(query !== undefined ? { 'url.query': query } : {}), ...(route !== undefined ? { 'http.route': route } : {}) },
-    }, parent)
+    const url = request.url
+    const mark = url.indexOf('?')
+    const attributes: Attributes = { 'http.request.method': request.method, 'url.path': mark === -1 ? url : url.slice(0, mark) }
+    if (mark !== -1) attributes['url.query'] = redactedUrl(url).slice(mark + 1)
+    if (route !== undefined) attributes['http.route'] = route
+    const span = tracer.startSpan(route !== undefined ? `${request.method} ${route}` : request.method, { kind: api.SpanKind.SERVER, attributes }, parent)
     request.span = span
     const { traceId, spanId, traceFlags } = span.spanContext()
     reply.header('traceresponse', `00-${traceId}-${spanId}-${(traceFlags & 1) === 1 ? '01' : '00'}`)
     api.context.with(api.trace.setSpan(parent, span), done)
   })
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback hooks: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const span = request.span
-    if (span == null || !span.isRecording()) return // unsampled, or ended by an abort
-    span.setAttribute('http.response.status_code', reply.statusCode)
-    const caller = request.caller as Caller | null | undefined // decorated in the /api context only
-    if (caller != null) span.setAttribute('screening.organization_id', caller.organization.id)
-    if (request.keyPrefix !== null) span.setAttribute('screening.key_prefix', request.keyPrefix)
-    if (request.refusal !== null) span.setAttribute('screening.refusal', request.refusal)
-    if (reply.statusCode >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR })
-    span.end()
+    // Unsampled, or ended by an abort: nothing to add.
+    if (span != null && span.isRecording()) {
+      const caller = request.caller as Caller | null | undefined // decorated in the /api context only
+      span.setAttribute('http.response.status_code', reply.statusCode)
+      if (caller != null) span.setAttribute('screening.organization_id', caller.organization.id)
+      if (request.keyPrefix !== null) span.setAttribute('screening.key_prefix', request.keyPrefix)
+      if (request.refusal !== null) span.setAttribute('screening.refusal', request.refusal)
+      if (reply.statusCode >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR })
+      span.end()
+    }
+    done()
   })
-  app.addHook('onRequestAbort', async request => {
+  app.addHook('onRequestAbort', (request, done) => {
     const span = request.span
-    if (span == null || !span.isRecording()) return
-    span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'the client closed the connection' })
-    span.end()
+    if (span != null && span.isRecording()) {
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'the client closed the connection' })
+      span.end()
+    }
+    done()
   })
 }, { name: 'tracing', dependencies: ['request-log'] })

@@ -29,13 +29,23 @@ export function statementSummary (sql: string): string {
   return summary
 }
 
+// A statement's span attributes, made once per statement text (the SDK copies them).
+const attributesOf = new Map<string, Record<string, string>>()
+
 async function traced<T> (query: SqlQuery, run: () => Promise<T>, rows: (result: T) => number | undefined): Promise<T> {
   const t = tracing()
   if (t === undefined || t.api.trace.getSpan(t.api.context.active()) === undefined) return await run()
   const summary = statementSummary(query.sql)
-  const span = t.tracer.startSpan(summary, { kind: t.api.SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': summary, 'db.operation.name': summary.split(' ', 1)[0] } })
+  let attributes = attributesOf.get(summary)
+  if (attributes === undefined) {
+    if (attributesOf.size >= MEMO_MAX) attributesOf.clear()
+    attributes = { 'db.system.name': 'postgresql', 'db.query.summary': summary, 'db.operation.name': summary.split(' ', 1)[0]! }
+    attributesOf.set(summary, attributes)
+  }
+  // A leaf: the statement runs in the caller's context (no context of its own to enter).
+  const span = t.tracer.startSpan(summary, { kind: t.api.SpanKind.CLIENT, attributes })
   try {
-    const result = await t.api.context.with(t.api.trace.setSpan(t.api.context.active(), span), run)
+    const result = await run()
     const count = rows(result)
     if (count !== undefined) span.setAttribute('db.response.returned_rows', count)
     return result
@@ -48,16 +58,22 @@ async function traced<T> (query: SqlQuery, run: () => Promise<T>, rows: (result:
 }
 
 function tracedQueryable<Q extends SqlQueryable> (queryable: Q): Q {
+  // Made once per connection: the engine reads these on every statement.
+  const own: Record<PropertyKey, unknown> = {
+    queryRaw: async (query: SqlQuery) => await traced(query, async () => await queryable.queryRaw(query), r => r.rows.length),
+    executeRaw: async (query: SqlQuery) => await traced(query, async () => await queryable.executeRaw(query), n => n),
+    startTransaction: async (...args: Parameters<SqlDriverAdapter['startTransaction']>): Promise<Transaction> =>
+      tracedQueryable(await (queryable as unknown as SqlDriverAdapter).startTransaction(...args)),
+  }
+  const bound = new Map<PropertyKey, unknown>()
   return new Proxy(queryable, {
     get (target, property, receiver) {
-      if (property === 'queryRaw') return async (query: SqlQuery) => await traced(query, async () => await target.queryRaw(query), r => r.rows.length)
-      if (property === 'executeRaw') return async (query: SqlQuery) => await traced(query, async () => await target.executeRaw(query), n => n)
-      if (property === 'startTransaction') {
-        return async (...args: Parameters<SqlDriverAdapter['startTransaction']>): Promise<Transaction> =>
-          tracedQueryable(await (target as unknown as SqlDriverAdapter).startTransaction(...args))
-      }
+      if (property in own && (property !== 'startTransaction' || 'startTransaction' in target)) return own[property]
       const value: unknown = Reflect.get(target, property, receiver)
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      if (typeof value !== 'function') return value
+      let fn = bound.get(property)
+      if (fn === undefined) bound.set(property, fn = (value as (...a: unknown[]) => unknown).bind(target))
+      return fn
     },
   })
 }
