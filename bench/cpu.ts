@@ -14,9 +14,9 @@ function msPerTick (): number {
  * utime + stime of one process, in ms, plus with `children` the time of its children that
  * have exited (cutime + cstime); undefined when it cannot be read.
  */
-function processCpuMs (pid: number, children = false): number | undefined {
+function processCpuMs (pid: number, children = false, file = `/proc/${pid}/stat`): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(file, 'utf8')
     // Fields after the command name, which may hold spaces: state is the first.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
     return (fields[11]! + fields[12]! + (children ? fields[13]! + fields[14]! : 0)) * msPerTick()
@@ -51,6 +51,9 @@ function postgresCpuMs (): number {
   }
   return total
 }
+
+/** The main thread's CPU ms alone: the rest of a Node process's is V8's helpers (GC, compilers) and libuv's pool. */
+export const mainThreadCpuMs = (pid: number): number | undefined => processCpuMs(pid, false, `/proc/${pid}/task/${pid}/stat`)
 
 export interface CpuSample { server: number, database: number }
 

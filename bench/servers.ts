@@ -40,9 +40,9 @@ export async function buildService (): Promise<void> {
   await runToEnd('npm run build', 'npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
-async function start (name: string, node: NodeBinary, args: string[], env: NodeJS.ProcessEnv, readyPath: string, headers: Record<string, string> = {}): Promise<Server> {
+async function start (name: string, node: NodeBinary, args: string[], env: NodeJS.ProcessEnv, readyPath: string, headers: Record<string, string> = {}, cwd = ROOT): Promise<Server> {
   const port = await freePort()
-  const child = startChild(name, node.path, args, { cwd: ROOT, env: { ...baseEnv(), ...env, HOST: '127.0.0.1', PORT: String(port) } })
+  const child = startChild(name, node.path, args, { cwd, env: { ...baseEnv(), ...env, HOST: '127.0.0.1', PORT: String(port) } })
   const url = `http://127.0.0.1:${port}`
   await waitForOk(child, url + readyPath, 30_000, headers)
   return { name, url, child }
@@ -59,10 +59,11 @@ export const PRODUCTION_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-spa
 /**
  * (a) The service as production runs it: the compiled build (run buildService first), with the
  * image's V8 settings; `env` adds to its environment, and so does BENCH_SERVICE_ENV (JSON, for
- * a run with other settings: '{"ANALYTICS_CACHE_BYTES":"0"}').
+ * a run with other settings: '{"ANALYTICS_CACHE_BYTES":"0"}'); `checkout`, another checkout's build
+ * (bench/tracing.ts: the code before tracing).
  */
-export async function startService (node: NodeBinary, databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  return await start('service', node, [...PRODUCTION_NODE_FLAGS, 'dist/server.js'], {
+export async function startService (node: NodeBinary, databaseUrl: string, env: NodeJS.ProcessEnv = {}, checkout = ROOT, name = 'service'): Promise<Server> {
+  return await start(name, node, [...PRODUCTION_NODE_FLAGS, 'dist/server.js'], {
     ...env,
     ...(process.env.BENCH_SERVICE_ENV !== undefined ? JSON.parse(process.env.BENCH_SERVICE_ENV) as NodeJS.ProcessEnv : {}),
     NODE_ENV: 'production',
@@ -73,7 +74,7 @@ export async function startService (node: NodeBinary, databaseUrl: string, env: 
     // As production runs it, metrics on: their per-request cost is in the figures.
     METRICS_TOKEN: 'bench-metrics-token-0123456789',
     DB_POOL_MAX: String(POOL_SIZE),
-  }, '/health/ready')
+  }, '/health/ready', {}, checkout)
 }
 
 /** (b) The hand-written baseline (bench/baseline/), through tsx: it costs at load time only. */
