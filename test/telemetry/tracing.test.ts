@@ -31,6 +31,12 @@ const below = (id: string): ReceivedSpan[] => {
   const children = otlp.spans.filter(s => s.parentSpanId === id)
   return [...children, ...children.flatMap(c => below(c.spanId))]
 }
+const KINDS = ['unspecified', 'internal', 'server', 'client']
+/** The trace below `root` as the receiver got it, one span a line (printed as a comment: the issue's note quotes it). */
+const drawn = (root: ReceivedSpan, depth = 0): string => [
+  `${'  '.repeat(depth)}${root.name} [${KINDS[root.kind]}] ${JSON.stringify(root.attributes)}`,
+  ...otlp.spans.filter(s => s.parentSpanId === root.spanId).map(child => drawn(child, depth + 1)),
+].join('\n')
 const parse = (traceparent: string): { traceId: string, spanId: string } => {
   const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent) ?? []
   return { traceId: traceId!, spanId: spanId! }
@@ -55,6 +61,7 @@ t.test('a request with a traceparent: a server span of that trace, with the rout
   t.ok(sql.every(s => s.traceId === traceId && s.kind === 3 && /^(SELECT|WITH|UPDATE|INSERT)( [a-z_.]+)*$/.test(s.name)), 'each named by what it does and to which tables, never its text or values')
   t.ok(sql.some(s => /\bjobs\b/.test(s.name)), 'the job\'s read among them')
   t.ok(below(server.spanId).some(s => s.name === 'auth: caller lookup (cache miss)'), 'the credential check on a cache miss')
+  t.comment(`trace ${traceId} as received:\n${drawn(server)}`)
   const everything = JSON.stringify(otlp.spans)
   t.notOk(everything.includes('sekret-in-the-query'), 'the query\'s token is in no span')
   t.notOk(everything.includes(tenant.key), 'nor the key')
@@ -91,6 +98,7 @@ t.test('a job changed by plain SQL: the delivery\'s traceparent names the attemp
   const run = await span('the dispatcher run', s => s.spanId === attempt.parentSpanId)
   t.match(run, { name: 'webhooks: dispatch run', traceId: sent.traceId, parentSpanId: '' }, 'a child of the run that found the change')
   t.ok(Number(run.attributes['screening.webhook.events']) >= 1)
+  t.comment(`trace ${sent.traceId} as received:\n${drawn(run)}`)
   const recorded = (await deliveriesOf(app, tenant, endpoint.id)).find(d => d.event_id === delivery.id) as unknown as { trace_id: string }
   t.equal(recorded.trace_id, sent.traceId, 'the delivery record keeps the trace id')
 })
