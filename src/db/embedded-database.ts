@@ -7,7 +7,7 @@ import { client, readerOf, type ClientOptions, type Database } from './database.
 import { Door } from './door.js'
 import { applyMigrations } from './migrations.js'
 import { installQueue } from './queue.js'
-import { tracedAdapterFactory } from '../telemetry/sql-spans.js'
+import { tracedAdapterFactory } from '../telemetry/traced-adapter.js'
 
 // The embedded PostgreSQL (PGlite) as the service's Database: in memory, or in a data
 // directory this process claims and serves on its socket (data-dir-claim.ts, door.ts).

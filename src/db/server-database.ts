@@ -6,7 +6,7 @@ import { ReadElsewhere, replicaFailed } from './errors.js'
 import { listenOnServer } from './listen.js'
 import { disconnect, displayName, ReplicaSet } from './replicas.js'
 import { statementName } from './statement-names.js'
-import { tracedAdapterFactory } from '../telemetry/sql-spans.js'
+import { tracedAdapterFactory } from '../telemetry/traced-adapter.js'
 
 // A PostgreSQL server as the service's Database: bounded pools of our own, read replicas,
 // the change listener.

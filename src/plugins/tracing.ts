@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { Caller } from '../auth/caller.js'
 import { redactedUrl } from '../telemetry/redacted-url.js'
+import { traceparentOf } from '../telemetry/traceparent.js'
 import { tracing } from '../telemetry/tracing.js'
 
 declare module 'fastify' {
@@ -13,11 +14,8 @@ declare module 'fastify' {
 }
 
 /**
- * A server span for every request, once tracing is on (telemetry/tracing.ts; registered only
- * then): a child of the caller's `traceparent`, the rest of the request run in its context
- * (the SQL's spans are its children), its trace id answered in `traceresponse` (W3C Trace
- * Context Level 2). Route template, status, organization, key prefix and refusal; the URL as
- * the log prints it, its tokens and cursors redacted; never a key.
+ * A server span for every request while tracing is on: a child of the caller's `traceparent`,
+ * the request run in its context (its SQL's spans are children), its id in `traceresponse`.
  */
 export default fp(async function tracingPlugin (app: FastifyInstance) {
   const t = tracing()
@@ -34,8 +32,7 @@ export default fp(async function tracingPlugin (app: FastifyInstance) {
     if (route !== undefined) attributes['http.route'] = route
     const span = tracer.startSpan(route !== undefined ? `${request.method} ${route}` : request.method, { kind: api.SpanKind.SERVER, attributes }, parent)
     request.span = span
-    const { traceId, spanId, traceFlags } = span.spanContext()
-    reply.header('traceresponse', `00-${traceId}-${spanId}-${(traceFlags & 1) === 1 ? '01' : '00'}`)
+    reply.header('traceresponse', traceparentOf(span.spanContext()))
     api.context.with(api.trace.setSpan(parent, span), done)
   })
   // Callback hooks: no promise per request.

@@ -1,5 +1,6 @@
 // W3C Trace Context's `traceparent` (https://www.w3.org/TR/trace-context/#traceparent-header):
-// version-traceid-parentid-flags in lowercase hex. Read only as far as the log needs.
+// version-traceid-parentid-flags in lowercase hex. Read only as far as the log needs; written
+// for a span (traceresponse, a webhook attempt's header).
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[^]*)?$/
 const ZEROS = /^0+$/
@@ -14,3 +15,7 @@ export function traceIdOf (header: string | string[] | undefined): string | unde
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined
   return ZEROS.test(traceId) || ZEROS.test(parentId) ? undefined : traceId
 }
+
+/** The `traceparent` naming a span (W3C version 00: sampled or not, no more flags). */
+export const traceparentOf = ({ traceId, spanId, traceFlags }: { traceId: string, spanId: string, traceFlags: number }): string =>
+  `00-${traceId}-${spanId}-${(traceFlags & 1) === 1 ? '01' : '00'}`

@@ -10,15 +10,18 @@ import { version } from '../version.js'
 // provider alone, no auto-instrumentation (measured to double a request's CPU even unsampled:
 // issue 57), W3C trace context, spans batched to an OTLP exporter over HTTP.
 
-/** The exporter the variables name, the only one loaded: OTLP over http/protobuf (the default) or http/json, or the console. */
-async function exporterOf (env: NodeJS.ProcessEnv): Promise<SpanExporter> {
-  const exporter = env.OTEL_TRACES_EXPORTER?.trim() ?? 'otlp'
-  if (exporter === 'console') return new ConsoleSpanExporter()
-  if (exporter !== 'otlp' && exporter !== '') throw new ConfigError(`OTEL_TRACES_EXPORTER=${exporter}: this service exports traces over OTLP ("otlp"), to the console ("console") or not at all ("none")`)
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim()
-  if (protocol === 'http/protobuf') return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter()
-  if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
-  throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this service exports OTLP over http/protobuf or http/json (gRPC is not included)`)
+/** The exporters the variables name, the only ones loaded: OTLP over http/protobuf (the default) or http/json, or the console. */
+async function exportersOf (env: NodeJS.ProcessEnv): Promise<SpanExporter[]> {
+  // A list, as the specification allows (`otlp,console`); empty or unset: otlp.
+  const names = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map(name => name.trim()).filter(name => name !== '' && name !== 'none')
+  const protocol = [env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, env.OTEL_EXPORTER_OTLP_PROTOCOL].map(p => p?.trim()).find(p => p !== undefined && p !== '') ?? 'http/protobuf'
+  return await Promise.all((names.length > 0 ? names : ['otlp']).map(async name => {
+    if (name === 'console') return new ConsoleSpanExporter()
+    if (name !== 'otlp') throw new ConfigError(`OTEL_TRACES_EXPORTER=${name}: this service exports traces over OTLP ("otlp"), to the console ("console") or not at all ("none")`)
+    if (protocol === 'http/protobuf') return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter()
+    if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this service exports OTLP over http/protobuf or http/json (gRPC is not included)`)
+  }))
 }
 
 /** What the call sites use of OpenTelemetry once it is started (tracing.ts). */
@@ -30,11 +33,11 @@ export interface Tracing {
 }
 
 export async function startSdk (env: NodeJS.ProcessEnv): Promise<Tracing> {
-  const exporter = await exporterOf(env)
+  const exporters = await exportersOf(env)
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over these defaults.
   const resource = resourceFromAttributes({ 'service.name': 'screening-read-api', 'service.version': version }).merge(detectResources({ detectors: [envDetector] }))
   // The sampler comes from OTEL_TRACES_SAMPLER (parent-based, always on, by default).
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
+  const provider = new BasicTracerProvider({ resource, spanProcessors: exporters.map(exporter => new BatchSpanProcessor(exporter)) })
   const contextManager = new AsyncLocalStorageContextManager().enable()
   api.context.setGlobalContextManager(contextManager)
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator())

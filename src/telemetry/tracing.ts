@@ -21,8 +21,8 @@ const truthy = (value: string | undefined): boolean => value !== undefined && /^
  */
 export function tracingWanted (env: NodeJS.ProcessEnv = process.env): boolean {
   if (truthy(env.OTEL_SDK_DISABLED)) return false
-  const exporter = env.OTEL_TRACES_EXPORTER?.trim()
-  if (exporter !== undefined && exporter !== '') return exporter !== 'none'
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map(name => name.trim()).filter(name => name !== '')
+  if (exporters.length > 0) return exporters.some(name => name !== 'none')
   return [env.OTEL_EXPORTER_OTLP_ENDPOINT, env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT].some(v => v !== undefined && v.trim() !== '')
 }
 

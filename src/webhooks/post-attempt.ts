@@ -1,4 +1,5 @@
-import { activeTraceparent, failed, inSpan, type SpanOptions } from '../telemetry/tracing.js'
+import { traceparentOf } from '../telemetry/traceparent.js'
+import { failed, inSpan, type SpanOptions } from '../telemetry/tracing.js'
 import { delivered, errorOf } from './attempt-result.js'
 import type { EgressGuard } from './egress.js'
 import { eventBody, type WebhookEvent } from './events.js'
@@ -35,10 +36,12 @@ export async function postAttempt (guard: EgressGuard, endpointId: string, url: 
     const timestamp = Math.floor(Date.now() / 1000)
     const headers: Record<string, string> = { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, event.id, timestamp, body) }
     if (span === undefined) return { event, result: await guard.post(url, headers, body, timeoutMs) }
-    headers.traceparent = activeTraceparent()!
+    const context = span.spanContext()
+    headers.traceparent = traceparentOf(context)
     const result = await guard.post(url, headers, body, timeoutMs)
     if (result.status !== undefined) span.setAttribute('http.response.status_code', result.status)
     if (!delivered(result)) failed(span, errorOf(result))
-    return { event, result, traceId: span.spanContext().traceId }
+    // An unsampled trace is never exported: the record names only a trace one can find.
+    return { event, result, ...((context.traceFlags & 1) === 1 ? { traceId: context.traceId } : {}) }
   })
 }

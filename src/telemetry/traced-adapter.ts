@@ -1,15 +1,14 @@
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, SqlQueryable, Transaction } from '@prisma/driver-adapter-utils'
 import { tracing } from './tracing.js'
 
-// A span for each SQL statement sent through Prisma's driver adapter (the client's and the
-// raw reads' one path), named by what it does and to which tables (`SELECT jobs screens`),
-// never by its text or values. Only within a span (a request, a delivery): the periodic
-// tasks' statements would otherwise make a trace each, every second.
+// A span for each SQL statement sent through Prisma's driver adapter (the client's and the raw
+// reads' one path), named by what it does and to which tables, never by its text or values;
+// only under another span, or the periodic tasks would make a trace each, every second.
 
 const MEMO_MAX = 1000
 const summaries = new Map<string, string>()
+// A name before `(` is a function's, not a table's (the lookahead).
 const TABLE = /\b(?:FROM|JOIN|INTO|UPDATE)\s+(?:ONLY\s+|LATERAL\s+)?("?[a-z_][a-z0-9_$]*"?(?:\."?[a-z_][a-z0-9_$]*"?)?)(?![a-z0-9_$."(])/gi
-// A name before `(` is a function's, not a table's.
 const SKIP = new Set(['select', 'lateral'])
 
 /** A statement's readable name: its first keyword and the first tables it names (db.query.summary). */
@@ -61,14 +60,15 @@ function tracedQueryable<Q extends SqlQueryable> (queryable: Q): Q {
   // Made once per connection: the engine reads these on every statement.
   const own: Record<PropertyKey, unknown> = {
     queryRaw: async (query: SqlQuery) => await traced(query, async () => await queryable.queryRaw(query), r => r.rows.length),
-    executeRaw: async (query: SqlQuery) => await traced(query, async () => await queryable.executeRaw(query), n => n),
+    // An affected-row count is not db.response.returned_rows: left out.
+    executeRaw: async (query: SqlQuery) => await traced(query, async () => await queryable.executeRaw(query), () => undefined),
     startTransaction: async (...args: Parameters<SqlDriverAdapter['startTransaction']>): Promise<Transaction> =>
       tracedQueryable(await (queryable as unknown as SqlDriverAdapter).startTransaction(...args)),
   }
   const bound = new Map<PropertyKey, unknown>()
   return new Proxy(queryable, {
     get (target, property, receiver) {
-      if (property in own && (property !== 'startTransaction' || 'startTransaction' in target)) return own[property]
+      if (Object.hasOwn(own, property) && (property !== 'startTransaction' || 'startTransaction' in target)) return own[property]
       const value: unknown = Reflect.get(target, property, receiver)
       if (typeof value !== 'function') return value
       let fn = bound.get(property)
