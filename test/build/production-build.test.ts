@@ -1,20 +1,21 @@
 import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { copyFile, cp, link, lstat, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
-import { parse } from 'yaml'
 import { openServerDatabase } from '../../src/db/server-database.js'
 import { serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
+import { linkTree } from '../helpers/link-tree.js'
 import { freePort } from '../helpers/ports.js'
 import { PRODUCTION_NODE_FLAGS } from '../../bench/servers.js'
 // @ts-expect-error: a plain ES module script, no declarations
 import { productionModules } from '../../scripts/production-modules.mjs'
+import { compose, healthCommand, imageCommand, imageEntrypoint, imageEnv, imageFiles, instructions, migrateCommand } from '../helpers/image-spec.js'
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { startServer } from '../helpers/server-process.js'
 import { until } from '../helpers/until.js'
@@ -29,34 +30,10 @@ import { until } from '../helpers/until.js'
 const root = join(import.meta.dirname, '../..')
 const run = promisify(execFile)
 
-// The Dockerfile's last stage, continuation lines joined.
-const dockerfile = (await readFile(join(root, 'Dockerfile'), 'utf8')).replace(/\\\n/g, ' ')
-const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
-const instructions = (name: string): string[] => [...runtimeStage.matchAll(new RegExp(`^${name} +(.*)$`, 'gm'))].map(m => m[1]!.trim())
-const jsonArray = (text: string | undefined): string[] => (text?.startsWith('[') === true ? JSON.parse(text) as string[] : [])
-const imageCommand = jsonArray(instructions('CMD')[0])
-const imageEntrypoint = jsonArray(instructions('ENTRYPOINT')[0])
-const healthCommand = jsonArray(/ CMD (\[.*\])$/.exec(instructions('HEALTHCHECK')[0] ?? '')?.[1])
-const imageEnv = Object.fromEntries(instructions('ENV').flatMap(line => line.split(/\s+/)).map(pair => pair.split('=') as [string, string]))
-// `COPY --from=build /app/<path> ./<path>`: what the image holds.
-const imageFiles = instructions('COPY').map(args => /^--from=build \/app\/(\S+) \.\/(\S*)$/.exec(args)).map(m => (m !== null && (m[2] === '' || m[2] === m[1]) ? m[1]! : `unexpected: ${m?.[0]}`))
-
-interface ComposeService { command?: string[], entrypoint?: string[], build?: string, image?: string, environment?: Record<string, string>, deploy?: { replicas?: number } }
-const compose = parse(await readFile(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService> }
-const migrateCommand = compose.services.migrate?.command ?? []
-
 // `node` of the image's commands is this process's node.
 const command = (argv: string[]): [string, string[]] => {
   const [program, ...args] = argv.map(a => (a === 'node' ? process.execPath : a))
   return [program!, args]
-}
-
-/** `cp -al` in this process: hard links, directories made (a process per traced path cost 12 s). */
-async function linkTree (from: string, to: string): Promise<void> {
-  // A copy where a hard link cannot be made (the temporary directory on another file system).
-  if (!(await lstat(from)).isDirectory()) return await link(from, to).catch(async (error: NodeJS.ErrnoException) => { if (error.code !== 'EXDEV') throw error; await copyFile(from, to) })
-  await mkdir(to, { recursive: true })
-  for (const entry of await readdir(from)) await linkTree(join(from, entry), join(to, entry))
 }
 
 // The image's files, outside Docker, and outside the checkout: inside it, a file the trace
