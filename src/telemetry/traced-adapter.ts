@@ -6,15 +6,16 @@ import { tracing } from './tracing.js'
 // only under another span, or the periodic tasks would make a trace each, every second.
 
 const MEMO_MAX = 1000
-const summaries = new Map<string, string>()
 // A name before `(` is a function's, not a table's (the lookahead).
 const TABLE = /\b(?:FROM|JOIN|INTO|UPDATE)\s+(?:ONLY\s+|LATERAL\s+)?("?[a-z_][a-z0-9_$]*"?(?:\."?[a-z_][a-z0-9_$]*"?)?)(?![a-z0-9_$."(])/gi
 const SKIP = new Set(['select', 'lateral'])
+// A statement's span attributes, made once per statement text (the SDK copies them).
+const attributesBySql = new Map<string, Record<string, string>>()
 
-/** A statement's readable name: its first keyword and the first tables it names (db.query.summary). */
-export function statementSummary (sql: string): string {
-  let summary = summaries.get(sql)
-  if (summary !== undefined) return summary
+/** A statement's readable name (db.query.summary: its first keyword and the first tables it names), and the rest of its attributes. */
+function statementAttributes (sql: string): Record<string, string> {
+  let attributes = attributesBySql.get(sql)
+  if (attributes !== undefined) return attributes
   const operation = /^\s*(?:\(\s*)*([a-z]+)/i.exec(sql)?.[1]?.toUpperCase() ?? 'SQL'
   const tables: string[] = []
   for (const [, name] of sql.matchAll(TABLE)) {
@@ -22,27 +23,18 @@ export function statementSummary (sql: string): string {
     if (!SKIP.has(table.toLowerCase()) && !tables.includes(table)) tables.push(table)
     if (tables.length === 3) break
   }
-  summary = [operation, ...tables].join(' ')
-  if (summaries.size >= MEMO_MAX) summaries.clear()
-  summaries.set(sql, summary)
-  return summary
+  attributes = { 'db.system.name': 'postgresql', 'db.query.summary': [operation, ...tables].join(' '), 'db.operation.name': operation }
+  if (attributesBySql.size >= MEMO_MAX) attributesBySql.clear()
+  attributesBySql.set(sql, attributes)
+  return attributes
 }
-
-// A statement's span attributes, made once per statement text (the SDK copies them).
-const attributesOf = new Map<string, Record<string, string>>()
 
 async function traced<T> (query: SqlQuery, run: () => Promise<T>, rows: (result: T) => number | undefined): Promise<T> {
   const t = tracing()
   if (t === undefined || t.api.trace.getSpan(t.api.context.active()) === undefined) return await run()
-  const summary = statementSummary(query.sql)
-  let attributes = attributesOf.get(summary)
-  if (attributes === undefined) {
-    if (attributesOf.size >= MEMO_MAX) attributesOf.clear()
-    attributes = { 'db.system.name': 'postgresql', 'db.query.summary': summary, 'db.operation.name': summary.split(' ', 1)[0]! }
-    attributesOf.set(summary, attributes)
-  }
+  const attributes = statementAttributes(query.sql)
   // A leaf: the statement runs in the caller's context (no context of its own to enter).
-  const span = t.tracer.startSpan(summary, { kind: t.api.SpanKind.CLIENT, attributes })
+  const span = t.tracer.startSpan(attributes['db.query.summary']!, { kind: t.api.SpanKind.CLIENT, attributes })
   try {
     const result = await run()
     const count = rows(result)

@@ -5,6 +5,7 @@ import { envDetector, resourceFromAttributes, detectResources } from '@opentelem
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { ConfigError } from '../config.js'
 import { version } from '../version.js'
+import { exporterNames } from './exporter-names.js'
 
 // OpenTelemetry's SDK as the service starts it when traces are asked for (tracing.ts): the
 // provider alone, no auto-instrumentation (measured to double a request's CPU even unsampled:
@@ -13,7 +14,7 @@ import { version } from '../version.js'
 /** The exporters the variables name, the only ones loaded: OTLP over http/protobuf (the default) or http/json, or the console. */
 async function exportersOf (env: NodeJS.ProcessEnv): Promise<SpanExporter[]> {
   // A list, as the specification allows (`otlp,console`); empty or unset: otlp.
-  const names = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map(name => name.trim()).filter(name => name !== '' && name !== 'none')
+  const names = exporterNames(env).filter(name => name !== 'none')
   const protocol = [env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, env.OTEL_EXPORTER_OTLP_PROTOCOL].map(p => p?.trim()).find(p => p !== undefined && p !== '') ?? 'http/protobuf'
   return await Promise.all((names.length > 0 ? names : ['otlp']).map(async name => {
     if (name === 'console') return new ConsoleSpanExporter()

@@ -1,4 +1,6 @@
 import type { Attributes, Context, Link, Span } from '@opentelemetry/api'
+import { exporterNames } from './exporter-names.js'
+import { traceparentOf } from './traceparent.js'
 import type { Tracing } from './tracing-sdk.js'
 
 export type { Tracing }
@@ -21,7 +23,7 @@ const truthy = (value: string | undefined): boolean => value !== undefined && /^
  */
 export function tracingWanted (env: NodeJS.ProcessEnv = process.env): boolean {
   if (truthy(env.OTEL_SDK_DISABLED)) return false
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map(name => name.trim()).filter(name => name !== '')
+  const exporters = exporterNames(env)
   if (exporters.length > 0) return exporters.some(name => name !== 'none')
   return [env.OTEL_EXPORTER_OTLP_ENDPOINT, env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT].some(v => v !== undefined && v.trim() !== '')
 }
@@ -90,9 +92,8 @@ export function failed (span: Span, error: unknown): void {
 export function activeTraceparent (): string | undefined {
   const t = current
   if (t === undefined) return undefined
-  const carrier: Record<string, string> = {}
-  t.api.propagation.inject(t.api.context.active(), carrier)
-  return carrier.traceparent
+  const active = t.api.trace.getSpanContext(t.api.context.active())
+  return active !== undefined && t.api.trace.isSpanContextValid(active) ? traceparentOf(active) : undefined
 }
 
 /**
@@ -104,7 +105,5 @@ export function pastSpan (name: string, startTime: number, attributes: Attribute
   if (t === undefined) return undefined
   const span = t.tracer.startSpan(name, { startTime, attributes }, t.api.ROOT_CONTEXT)
   span.end()
-  const carrier: Record<string, string> = {}
-  t.api.propagation.inject(t.api.trace.setSpan(t.api.ROOT_CONTEXT, span), carrier)
-  return carrier.traceparent
+  return traceparentOf(span.spanContext())
 }
