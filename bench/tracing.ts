@@ -73,7 +73,8 @@ try {
   const node = nodeBinary()
   const without = git('rev-parse', '--short', WITHOUT)
   const head = git('rev-parse', '--short', 'HEAD')
-  console.log(`node ${node.version}; ${ROUNDS} rounds of ${SECONDS} s (after ${WARMUP} s of warm-up) per server and scenario; without tracing: ${without}, with: ${head}${Object.keys(ON_ENV).length > 0 ? `; traced server's env ${JSON.stringify(ON_ENV)}` : ''}${git('status', '--porcelain', '--', 'src') !== '' ? ' (plus uncommitted changes in src/)' : ''}`)
+  const dirty = git('status', '--porcelain', '--', 'src') !== ''
+  console.log(`node ${node.version}; ${ROUNDS} rounds of ${SECONDS} s (after ${WARMUP} s of warm-up) per server and scenario; without tracing: ${without}, with: ${head}${Object.keys(ON_ENV).length > 0 ? `; traced server's env ${JSON.stringify(ON_ENV)}` : ''}${dirty ? ' (plus uncommitted changes in src/)' : ''}`)
   await buildService()
   const withoutDir = await buildWithout(WITHOUT)
   const db = await createBenchDatabase(serverUrl)
@@ -127,7 +128,7 @@ try {
   const lines = [
     `# Tracing bench, ${result.date}`,
     '',
-    `Node ${node.version}; production builds of ${head} (tracing off, and on: OTEL_TRACES_SAMPLER=always_on, OTLP http/protobuf to a receiver process on 127.0.0.1) and of ${without} (before the tracing code); the quick dataset's 200-screen job; 16 connections; ${ROUNDS} rounds of ${SECONDS} s, the servers in a rotated order; medians. CPU: the service process's, per request (/proc).`,
+    `Node ${node.version}; production builds of ${head}${dirty ? ' plus uncommitted changes in src/' : ''} (tracing off, and on: OTEL_TRACES_SAMPLER=always_on, OTLP http/protobuf to a receiver process on 127.0.0.1${Object.keys(ON_ENV).length > 0 ? `; the traced server's env ${JSON.stringify(ON_ENV)}` : ''}) and of ${without} (before the tracing code); the quick dataset's 200-screen job; 16 connections; ${ROUNDS} rounds of ${SECONDS} s, the servers in a rotated order; medians. CPU: the service process's, per request (/proc).`,
     '',
     '| scenario | without tracing (ms) | tracing off (ms) | tracing on (ms) | baseline (ms) | off ÷ without (goal ≤ 1.03) | on ÷ off (goal ≤ 1.25) |',
     '|---|---:|---:|---:|---:|---:|---:|',

@@ -1,27 +1,33 @@
 import * as api from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { envDetector, resourceFromAttributes, detectResources } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { ConfigError } from '../config.js'
 import { version } from '../version.js'
 import { exporterNames } from './exporter-names.js'
+import { otlpExporter } from './otlp-exporter.js'
+import { samplerOf } from './sampler.js'
+import { SpanRecorder, type SpanSink } from './span-recorder.js'
+import type { Origin } from './span-encoder.js'
 
-// OpenTelemetry's SDK as the service starts it when traces are asked for (tracing.ts): the
-// provider alone, no auto-instrumentation (measured to double a request's CPU even unsampled:
-// issue 57), W3C trace context, spans batched to an OTLP exporter over HTTP.
+// Tracing as the service starts it when traces are asked for (tracing.ts): OpenTelemetry's
+// API, context and W3C propagator, with our own recorder for the spans (span-recorder.ts:
+// the SDK's spans and serializer cost most of a traced request, issue 57) exported over
+// OTLP/HTTP; no auto-instrumentation (measured to double a request's CPU even unsampled).
 
-/** The exporters the variables name, the only ones loaded: OTLP over http/protobuf (the default) or http/json, or the console. */
-async function exportersOf (env: NodeJS.ProcessEnv): Promise<SpanExporter[]> {
+/** The sinks the variables name: OTLP over http/protobuf (the default) or http/json, or the console. */
+async function sinksOf (env: NodeJS.ProcessEnv, origin: Origin): Promise<SpanSink[]> {
   // A list, as the specification allows (`otlp,console`); empty or unset: otlp.
   const names = exporterNames(env).filter(name => name !== 'none')
   const protocol = [env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, env.OTEL_EXPORTER_OTLP_PROTOCOL].map(p => p?.trim()).find(p => p !== undefined && p !== '') ?? 'http/protobuf'
-  return await Promise.all((names.length > 0 ? names : ['otlp']).map(async name => {
-    if (name === 'console') return new ConsoleSpanExporter()
+  return await Promise.all((names.length > 0 ? names : ['otlp']).map(async (name): Promise<SpanSink> => {
+    // One JSON line per span, OTLP/JSON's span, between the log's lines.
+    if (name === 'console') {
+      const { spanJson } = await import('./otlp-json.js')
+      return { add: span => { process.stdout.write(`${JSON.stringify(spanJson(span))}\n`) }, flush: async () => {}, shutdown: async () => {} }
+    }
     if (name !== 'otlp') throw new ConfigError(`OTEL_TRACES_EXPORTER=${name}: this service exports traces over OTLP ("otlp"), to the console ("console") or not at all ("none")`)
-    if (protocol === 'http/protobuf') return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter()
-    if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
-    throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this service exports OTLP over http/protobuf or http/json (gRPC is not included)`)
+    return await otlpExporter(protocol, origin, env)
   }))
 }
 
@@ -34,20 +40,18 @@ export interface Tracing {
 }
 
 export async function startSdk (env: NodeJS.ProcessEnv): Promise<Tracing> {
-  const exporters = await exportersOf(env)
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over these defaults.
   const resource = resourceFromAttributes({ 'service.name': 'screening-read-api', 'service.version': version }).merge(detectResources({ detectors: [envDetector] }))
-  // The sampler comes from OTEL_TRACES_SAMPLER (parent-based, always on, by default).
-  const provider = new BasicTracerProvider({ resource, spanProcessors: exporters.map(exporter => new BatchSpanProcessor(exporter)) })
-  const contextManager = new AsyncLocalStorageContextManager().enable()
-  api.context.setGlobalContextManager(contextManager)
+  const recorder = new SpanRecorder(samplerOf(env), await sinksOf(env, { resource: resource.attributes, scope: { name: 'screening-read-api', version } }))
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator())
-  api.trace.setGlobalTracerProvider(provider)
+  // For pg-boss's own spans (its jobs sent, received, processed), under the service's scope.
+  api.trace.setGlobalTracerProvider({ getTracer: () => recorder })
   return {
     api,
-    tracer: provider.getTracer('screening-read-api', version),
+    tracer: recorder,
     shutdown: async () => {
-      await provider.shutdown()
+      await recorder.shutdown()
       api.trace.disable()
       api.propagation.disable()
       api.context.disable()

@@ -29,6 +29,7 @@ t.test('tracing off: no SDK or exporter loaded, nothing sent, no traceresponse',
   t.ok(packages.some(url => url.includes('/node_modules/fastify/')), `the recorder saw the packages the server loaded (${packages.length} modules)`)
   t.ok(packages.some(url => url.includes('/@opentelemetry/api/')), 'the API, which pg-boss imports')
   t.same(packages.filter(url => url.includes('/@opentelemetry/') && !url.includes('/@opentelemetry/api/')), [], 'not one module of the SDK, an exporter or a propagator')
+  t.same(packages.filter(url => /\/src\/telemetry\/(tracing-sdk|span-recorder|otlp-)/.test(url)), [], 'nor the service\'s recorder or exporters')
   t.equal(otlp.requests, 0, 'nothing sent')
 })
 
@@ -46,6 +47,8 @@ t.test('OTEL_EXPORTER_OTLP_ENDPOINT alone: the request\'s trace exported over ht
   t.match(server_.attributes, { 'http.route': '/api/jobs/:jobId/analytics', 'http.response.status_code': 200 })
   t.equal(server_.resource['service.name'], 'screening-read-api', 'the service\'s own name by default')
   t.ok(spans.some(s => s.parentSpanId === server_.spanId && s.attributes['db.system.name'] === 'postgresql'), `SQL under the request: ${spans.filter(s => s.kind === 3).map(s => s.name).join(', ')}`)
-  t.ok(loaded(modules).some(url => url.includes('/@opentelemetry/exporter-trace-otlp-proto/')), 'the protobuf exporter loaded')
-  t.notOk(loaded(modules).some(url => url.includes('/@opentelemetry/exporter-trace-otlp-http/')), 'the JSON one not')
+  t.ok(loaded(modules).some(url => url.endsWith('/src/telemetry/otlp-protobuf.ts')), 'the protobuf encoder loaded')
+  t.notOk(loaded(modules).some(url => url.endsWith('/src/telemetry/otlp-json.ts')), 'the JSON one not')
+  t.ok(loaded(modules).some(url => url.includes('/@opentelemetry/otlp-exporter-base/')), 'OpenTelemetry\'s OTLP transport')
+  t.notOk(loaded(modules).some(url => /\/@opentelemetry\/(sdk-trace|exporter-trace|otlp-transformer)/.test(url)), 'nor the SDK\'s spans, exporters or serializers: the service records its own')
 })
