@@ -1,7 +1,7 @@
 // npm run bench [-- --quick] [--scale N] [--rounds N] [--duration s] [--connections N] [--only name]
 // The one place performance is measured: the service as production runs it against a
 // hand-written baseline of the same answers, on a throwaway database with a deterministic
-// dataset, after checking that both answer byte for byte alike. See README.md, "Benchmark".
+// dataset, after checking that both answer byte for byte alike. See bench/README.md.
 import { relative } from 'node:path'
 import { cleanUp, cleanUpOnSignals, interrupted } from './cleanup.js'
 import { loadDataset } from './dataset.js'

@@ -1,9 +1,9 @@
 // npm run demo -- <command>: see a webhook fire on the embedded default, beside `npm start`
-// (README, "Quick start"). `receive` is a partner's receiver on 127.0.0.1 that registers
-// itself with the Pro demo key, asks for the test event and prints every event it gets,
-// verified with the `standardwebhooks` package; `complete-screen` and `rename-job` change a
-// demo job as the recruiters' app would, on the service's database (through its socket when
-// it runs: src/db/door.ts).
+// (README, "Try every feature on the embedded database"). `receive` is a partner's receiver
+// on 127.0.0.1 that registers itself with the Pro demo key, asks for the test event and
+// prints every event it gets, verified with the `standardwebhooks` package; `complete-screen`
+// and `rename-job` change a demo job as the recruiters' app would, on the service's database
+// (through its socket when it runs: src/db/door.ts).
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'

@@ -6,9 +6,10 @@ import t from 'tap'
 import { startServer } from '../helpers/server-process.js'
 
 // A newcomer sees a webhook fire on the embedded default (issue 55, finding 12), as the
-// README's quick start tells it: the service started with WEBHOOK_ALLOWED_NETWORKS for a local
-// receiver, `npm run demo -- receive` (which registers itself and gets the test event), then
-// `npm run demo -- complete-screen` beside the running service, and the signed event arrives.
+// README tells it ("Try every feature on the embedded database"): the service started with
+// WEBHOOK_ALLOWED_NETWORKS for a local receiver, `npm run demo -- receive` (which registers
+// itself and gets the test event), then `npm run demo -- complete-screen` beside the running
+// service, and the signed event arrives.
 // Timed, each step and the whole.
 
 t.test('the loop: start, receive (the test event), complete a screen, the signed job.updated arrives', async t => {

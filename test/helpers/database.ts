@@ -38,7 +38,7 @@ async function migrationsHash (): Promise<string> {
   return h.digest('hex').slice(0, 16)
 }
 
-/** Runs prisma/sql/api-role.sql on a database, as the admin step in the README does. */
+/** Runs prisma/sql/api-role.sql on a database, as the admin step of docs/operations.md does. */
 async function grantApiRole (url: string, role: string): Promise<void> {
   await promisify(execFile)('psql', [url, '-q', '-v', `role=${role}`, '-v', 'ON_ERROR_STOP=1', '-f', API_ROLE_SCRIPT])
 }
