@@ -9,12 +9,13 @@ const LAYERS = [
   // What operators see (log fields now, traces next): under the database, which it will trace.
   { name: 'telemetry', path: '^src/telemetry/' },
   { name: 'db', path: '^src/db/' },
+  // The change log's primitives, which sync (jobs/) and webhooks/ both read: src/changes/README.md.
+  { name: 'changes', path: '^src/changes/' },
   { name: 'auth and zones', path: '^src/(auth|zones)/', folders: ['auth', 'zones'] },
   { name: 'schemas', path: '^src/schemas/' },
   { name: 'plugins', path: '^src/plugins/' },
-  { name: 'features', path: '^src/(jobs|me|health|admin|demo)/', folders: ['jobs', 'me', 'health', 'admin', 'demo'] },
-  // Webhooks read the change log as sync does: a feature built on jobs/.
-  { name: 'features on features', path: '^src/webhooks/' },
+  // Webhooks read the change log as sync does (src/changes/): a feature beside jobs/, not on it.
+  { name: 'features', path: '^src/(jobs|me|health|admin|demo|webhooks)/', folders: ['jobs', 'me', 'health', 'admin', 'demo', 'webhooks'] },
   { name: 'app', path: '^src/(app|server-options|validation)\\.ts$' },
   { name: 'entries', path: '^src/(server|migrate)\\.ts$' },
 ]

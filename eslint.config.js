@@ -19,4 +19,18 @@ export default [
       'no-void': ['error', { allowAsStatement: true }],
     },
   },
+  {
+    // One job per file, a function readable on a screen (issue 58): a file of src/ past 200
+    // lines, or a function past 60 (blank lines and comments aside), is to be split.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 200 }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  {
+    // Past 60 today, to be split (issue 58): their rule waits for them, no other file's does.
+    files: ['src/db/listen.ts', 'src/demo/seed.ts', 'src/jobs/analytics/route.ts', 'src/plugins/metrics.ts', 'src/webhooks/delivery-routes.ts', 'src/webhooks/endpoint-routes.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
 ]

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { JOB_STATUSES, JobSchema } from './job.js'
 import { Nullable, StringEnum } from './types.js'
 
-// Tokens carry a snapshot of at most a few transaction ids (src/jobs/sync/snapshot.ts): well
+// Tokens carry a snapshot of at most a few transaction ids (src/changes/snapshot.ts): well
 // under this bound.
 const TOKEN = { minLength: 1, maxLength: 512 }
 

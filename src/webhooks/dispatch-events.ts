@@ -1,5 +1,5 @@
-import type { ChangesPage } from '../jobs/sync/page.js'
-import { snapshotText } from '../jobs/sync/snapshot.js'
+import type { ChangesPage } from '../changes/changes-page.js'
+import { snapshotText } from '../changes/snapshot.js'
 import type { Chunk, ChunkEndpoint } from './dispatch-candidates.js'
 import type { ChunkRead } from './dispatch-read.js'
 import { changeEventId, resetEventId, type WebhookEvent } from './events.js'

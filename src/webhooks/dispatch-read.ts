@@ -1,9 +1,9 @@
 import { clientReader } from '../db/rows.js'
 import type { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
-import { historyId } from '../jobs/sync/history.js'
-import { changesPage, type ChangesPage } from '../jobs/sync/page.js'
-import { quietSince } from '../jobs/sync/quiet.js'
-import { bounded, intersect, parseSnapshot } from '../jobs/sync/snapshot.js'
+import { historyId } from '../changes/history.js'
+import { changesPage, type ChangesPage } from '../changes/changes-page.js'
+import { quietSince } from '../changes/quiet.js'
+import { bounded, intersect, parseSnapshot } from '../changes/snapshot.js'
 import type { Allowed, Chunk } from './dispatch-candidates.js'
 import type { EndpointPosition } from './position.js'
 

@@ -7,7 +7,7 @@ import { chunksOf, dispatchCandidates, type Chunk, type ChunkEndpoint } from './
 import { byOrganization, pageLimit, readFrom } from './dispatch-order.js'
 import { chunkEvents } from './dispatch-events.js'
 import { isolated, quietChunks, readChanges, type ChunkRead } from './dispatch-read.js'
-import { snapshotText } from '../jobs/sync/snapshot.js'
+import { snapshotText } from '../changes/snapshot.js'
 import { storedPosition, type EndpointPosition } from './position.js'
 
 // The dispatcher: reads the change log for every enabled endpoint as a sync reader would

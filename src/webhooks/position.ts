@@ -1,5 +1,5 @@
-import type { ChangePosition } from '../jobs/sync/log-page.js'
-import { parseSnapshot, snapshotText, type Snapshot } from '../jobs/sync/snapshot.js'
+import type { ChangePosition } from '../changes/log-page.js'
+import { parseSnapshot, snapshotText, type Snapshot } from '../changes/snapshot.js'
 
 // Where an endpoint's events stand in the change log: a sync token's point (what every
 // dispatch since the endpoint was made has seen), and, while a dispatch was cut short, where
@@ -10,7 +10,7 @@ export interface EndpointPosition {
   /** Changes not visible in this snapshot are still to be sent. */
   since: Snapshot
   generation: number
-  /** The database history (src/jobs/sync/history.ts). */
+  /** The database history (src/changes/history.ts). */
   history: string
   /** Whether every dispatch since reported what only analytics show (false: some skipped it). */
   analytics: boolean

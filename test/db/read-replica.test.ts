@@ -170,7 +170,7 @@ t.test('reads go to a healthy replica, and to the primary when it lags or is dow
     }
     await writeAndReplay()
     // A standby's token counts every transaction from the oldest it knows in progress as not
-    // seen (src/jobs/sync/point.ts): one in progress on the primary during the walk (a fold's,
+    // seen (src/changes/point.ts): one in progress on the primary during the walk (a fold's,
     // every second) has a sync from it report the job again, as CI saw once. Walk until a sync
     // from the token has nothing to report.
     let walked = await list('limit=100')

@@ -172,7 +172,7 @@ export async function createTestDatabase (options: ClientOptions = {}): Promise<
     await admin.end()
   }
   const url = databaseUrl(serverUrl, name)
-  // A clone is another database history than its template's (src/jobs/sync/history.ts): its
+  // A clone is another database history than its template's (src/changes/history.ts): its
   // change log is adopted now, as the service's upkeep would within its first minute.
   const clone = new pg.Client({ connectionString: url })
   await clone.connect()

@@ -8,9 +8,9 @@
 // line per run: its events, the heap, the time since the burst; runs until killed.
 import { randomUUID } from 'node:crypto'
 import { loadConfig } from '../../src/config.js'
-import { SYNC_POINT } from '../../src/jobs/sync/point.js'
-import { historyId } from '../../src/jobs/sync/history.js'
-import { bounded, parseSnapshot } from '../../src/jobs/sync/snapshot.js'
+import { SYNC_POINT } from '../../src/changes/point.js'
+import { historyId } from '../../src/changes/history.js'
+import { bounded, parseSnapshot } from '../../src/changes/snapshot.js'
 import { dispatchChanges } from '../../src/webhooks/dispatch.js'
 import { storedPosition } from '../../src/webhooks/position.js'
 import { SecretBox } from '../../src/webhooks/secrets.js'

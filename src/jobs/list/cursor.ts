@@ -1,6 +1,6 @@
 import type { JobPosition } from './list.js'
 import type { SignedJson } from '../../signed-json.js'
-import { parseSnapshot, snapshotText } from '../sync/snapshot.js'
+import { parseSnapshot, snapshotText } from '../../changes/snapshot.js'
 import type { SyncPoint } from '../sync/tokens.js'
 
 // A list cursor: signed, bound to the organization and the filter it was made for, so that

@@ -3,8 +3,9 @@ import { OrNull, OrNullColumns } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
 import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
 import type { JobStatus } from '../../generated/prisma/enums.js'
-import { jobsWithStats, JobWithStatsRowSchema, pageSize, withStats, type JobWithStats, type JobWithStatsRow } from '../job/rows.js'
-import { StatementPointColumns, SYNC_POINT, type StatementPoint } from '../sync/point.js'
+import { pageSize } from '../../db/page-size.js'
+import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/rows.js'
+import { StatementPointColumns, SYNC_POINT, type StatementPoint } from '../../changes/point.js'
 
 /** A list page's row: a job of the page (null columns: an empty page), and what the statement saw. */
 const ListPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.Object({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import type { ChangePosition } from './log-page.js'
+import type { ChangePosition } from '../../changes/log-page.js'
 import type { SignedJson } from '../../signed-json.js'
-import { parseSnapshot, snapshotText, type Snapshot } from './snapshot.js'
+import { parseSnapshot, snapshotText, type Snapshot } from '../../changes/snapshot.js'
 
 // Sync tokens and the cursors of a sync's pages: signed (an edited one is refused, not
 // interpreted) and bound to the organization. A token is a point (a snapshot); a sync page's
@@ -21,7 +21,7 @@ export interface SyncCursor { after: ChangePosition | undefined, seen: Snapshot,
 
 /**
  * A token's point: what the walk or sync saw, in which generation of the change log, on which
- * database history (src/jobs/sync/history.ts; '' when not known: a token of the release before,
+ * database history (src/changes/history.ts; '' when not known: a token of the release before,
  * which answers 410), and whether every sync since the walk reported the changes of analytics
  * alone (`n`: false once a sync for a key that cannot read analytics skipped them; true for a
  * walk, which skips nothing, and for tokens of the releases before).

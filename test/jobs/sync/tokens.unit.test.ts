@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SignedJson } from '../../../src/signed-json.js'
-import { parseSnapshot } from '../../../src/jobs/sync/snapshot.js'
+import { parseSnapshot } from '../../../src/changes/snapshot.js'
 import { SyncTokens, type SyncPoint } from '../../../src/jobs/sync/tokens.js'
 
 // Sync tokens and the cursors of a sync's pages, as signed payloads: what each release wrote,

@@ -1,12 +1,12 @@
 import t from 'tap'
-import { foldScreenStats } from '../../../src/admin/screen-stats.js'
-import { clientReader } from '../../../src/db/rows.js'
-import { changesPage } from '../../../src/jobs/sync/page.js'
-import { SYNC_POINT } from '../../../src/jobs/sync/point.js'
-import { quietSince } from '../../../src/jobs/sync/quiet.js'
-import { bounded, parseSnapshot, type Snapshot } from '../../../src/jobs/sync/snapshot.js'
-import { createJob, createScreens, createTenant } from '../../helpers/fixtures.js'
-import { buildTestApp } from '../../helpers/app.js'
+import { foldScreenStats } from '../../src/admin/screen-stats.js'
+import { clientReader } from '../../src/db/rows.js'
+import { changesPage } from '../../src/changes/changes-page.js'
+import { SYNC_POINT } from '../../src/changes/point.js'
+import { quietSince } from '../../src/changes/quiet.js'
+import { bounded, parseSnapshot, type Snapshot } from '../../src/changes/snapshot.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
 
 // quietSince (the dispatcher's check before it reads a page per organization) must never call
 // a position quiet that a sync page from it would report a change to, or find expired: it is

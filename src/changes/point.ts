@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 
 // What a page's statement could see, read by the statement itself (joined to its rows, so
 // that an empty page has it too): the point a walk's and a sync's tokens are made of
 // (docs/sync-design.md).
 
 /**
- * What the statement can see, as a sync token's point (src/jobs/sync/snapshot.ts): its snapshot,
+ * What the statement can see, as a sync token's point (src/changes/snapshot.ts): its snapshot,
  * `xmin:xmax:in-progress`. On a standby, pg_current_snapshot() lists no transaction in
  * progress (a standby's snapshot keeps them all among subtransactions, which it leaves out),
  * so the primary's transactions in progress below xmax would pass for visible: there, the
@@ -25,7 +25,7 @@ export interface StatementPoint { snapshot: string, generation: number, history?
 
 /**
  * The database history the statement reads (`system identifier:database oid`, migration
- * 20261126140200_sync_token_history; src/jobs/sync/history.ts): what a dump or a copy does not
+ * 20261126140200_sync_token_history; src/changes/history.ts): what a dump or a copy does not
  * carry to another cluster or database. It reads pg_control and the catalog (about 20 µs,
  * measured with pgbench): read by a walk's first page and by every sync page, not by a walk's
  * later pages, which carry it in their cursor.

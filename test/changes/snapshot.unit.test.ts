@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import t from 'tap'
-import { bounded, intersect, MAX_IN_PROGRESS, parseSnapshot, snapshotText, type Snapshot } from '../../../src/jobs/sync/snapshot.js'
-import { checkProperty } from '../../helpers/property.js'
+import { bounded, intersect, MAX_IN_PROGRESS, parseSnapshot, snapshotText, type Snapshot } from '../../src/changes/snapshot.js'
+import { checkProperty } from '../helpers/property.js'
 
 // The arithmetic of a sync token's point, against PostgreSQL's rule for pg_visible_in_snapshot
 // written out here: below xmin visible, from xmax on not, in between visible unless listed.

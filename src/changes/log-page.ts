@@ -1,13 +1,13 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox'
-import { ReadElsewhere } from '../../db/errors.js'
-import { OrNull } from '../../db/row-schemas.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
-import { pageSize } from '../job/rows.js'
+import { ReadElsewhere } from '../db/errors.js'
+import { pageSize } from '../db/page-size.js'
+import { OrNull } from '../db/row-schemas.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { StatementPointColumns, SYNC_POINT, type StatementPoint } from './point.js'
 import { bounded, MAX_IN_PROGRESS, snapshotText, type Snapshot } from './snapshot.js'
 
 // One page of the change log since a token: the statement every reader of the log shares (a
-// sync page, a webhook's changes: page.ts), and the facts its first row carries.
+// sync page, a webhook's changes: src/jobs/sync/sync-page.ts, changes-page.ts), and the facts its first row carries.
 
 /** Where a sync is in the change log: the last entry (transaction, job) a page answered. */
 export interface ChangePosition { xid: string, jobId: string }

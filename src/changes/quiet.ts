@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import type { SqlReader } from '../../db/rows.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import type { SqlReader } from '../db/rows.js'
+import { Prisma as PrismaSql } from '../generated/prisma/client.js'
 import { StatementPointColumns, SYNC_POINT, type StatementPoint } from './point.js'
 import type { Snapshot } from './snapshot.js'
 
