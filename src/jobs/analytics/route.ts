@@ -1,29 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
-import { jobNotFound } from '../../errors.js'
-import { ifNoneMatchMatches, notModified, versionedEtag } from '../../plugins/caching.js'
 import { requirePro } from '../../plugins/plan-guard.js'
 import { AnalyticsQuery, JobAnalyticsSchema } from '../../schemas/analytics.js'
 import { analyticsExample } from '../../schemas/examples.js'
 import { ConditionalHeaders, JobParams } from '../../schemas/params.js'
 import { errorResponses, notModifiedWith, okResponse, TZDATA_VERSION } from '../../schemas/responses.js'
-import { version as serviceVersion } from '../../version.js'
 import type { ZoneRulesStore } from '../../zones/store.js'
-import { jobQuestion, type AnswerCache } from './answer-cache.js'
-import { analyticsBody } from './body.js'
+import type { AnswerCache } from './answer-cache.js'
 import { askHook } from './ask-hook.js'
-import { screensReadMaxIn } from './query.js'
-import { analyticsVersion, jobAnalyticsText } from './read.js'
-import { rulesMissingAs503 } from './rules-missing.js'
+import { answerJobAnalytics } from './job-analytics-answer.js'
 
 /**
  * GET /api/jobs/{jobId}/analytics (Pro): a job's figures and weekly bins in a zone, by the
  * service's zone rules (`zoneRules`: src/zones/).
  */
 const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screensReadMax: number, answers: AnswerCache, zoneRules: ZoneRulesStore }> = async (app, { upgradeUrl, screensReadMax, answers, zoneRules }) => {
-  const { rules } = zoneRules
-  const readAsk = askHook(app, rules)
+  const readAsk = askHook(app, zoneRules.rules)
+  const answering = { database: app.database, answers, zoneRules, screensReadMax }
 
   app.get('/jobs/:jobId/analytics', {
     schema: {
@@ -57,43 +51,15 @@ const jobAnalyticsRoute: FastifyPluginAsyncTypebox<{ upgradeUrl: string, screens
     // The query read once, a 400 before the plan guard's 403 (docs/decisions.md, "Order of checks").
     preHandler: [readAsk, requirePro(upgradeUrl)],
   }, async (request, reply): Promise<FastifyReply> => {
-    const organizationId = request.caller.organization.id
-    const { jobId } = request.params
-    const { from, to, compare: comparing } = request.query
-    // The zone the name stands for in the service's rules: the statement computes with its
-    // rules, and the ETag names them and it.
-    const { zone, range, weeks, compare } = request.analyticsAsk!
-    // The ETag names the job's summary version and every input of the answer (the service
-    // version too: a release may compute the same data differently; and the rules' id: two
-    // instances on two tzdata releases never give one ETag for two answers), so that a poll
-    // whose data did not change is answered from the version alone, one read of at most 8 rows.
-    const etagAt = (summaries: string): string => versionedEtag(['analytics', serviceVersion, jobId, summaries, rules.id, zone, from ?? '', to ?? '', comparing ?? ''])
-    const conditional = request.headers['if-none-match']
-    // The question without the version: the ETag's other inputs (the release is this process's).
-    // Not kept in a zone the summaries cannot place: its weeks come from the screens, and a
-    // completion moved within its quarter hour can change them without changing the version.
-    const keepable = rules.summarizable(zone)
-    const question = jobQuestion(jobId, rules.id, zone, from, to, comparing)
-    const cached = keepable ? answers.get(question) : undefined
-    if (conditional !== undefined || cached !== undefined) {
-      const current = await app.database.read(async reader => await analyticsVersion(reader, organizationId, jobId, cached === undefined ? undefined : { set: rules.id, zone }))
-      if (current === null) throw jobNotFound()
-      const etag = etagAt(current.version)
-      if (conditional !== undefined && ifNoneMatchMatches(conditional, etag)) return notModified(reply.header('tzdata-version', rules.version), etag)
-      // Rules gone from the database: computed below, which notices it.
-      if (cached?.version === current.version && current.rulesFound) return reply.header('etag', etag).header('tzdata-version', rules.version).type('application/json; charset=utf-8').send(cached.body)
-    }
-    await zoneRules.ready()
-    const readMax = screensReadMaxIn(rules, zone, screensReadMax)
-    const rows = await app.database.read(async reader => await jobAnalyticsText(reader, organizationId, jobId, { rules: { set: rules.id, zone }, ...(weeks !== undefined ? { weeks } : {}), ...(compare !== undefined ? { compare } : {}), screensReadMax: readMax }))
-      .catch(rulesMissingAs503(zoneRules, request.log))
-    if (rows === null) throw jobNotFound()
-    // Written here rather than by the schema's serializer: the bins' numbers are copied from
-    // the statement's text, not parsed and written again (body.ts).
-    const text = analyticsBody(rows, range, compare)
-    const body = keepable ? answers.keep(question, rows.version, text) : text
-    return reply.header('etag', etagAt(rows.version)).header('tzdata-version', rules.version)
-      .type('application/json; charset=utf-8').send(body)
+    const { from, to, compare } = request.query
+    return await answerJobAnalytics(answering, reply, {
+      organizationId: request.caller.organization.id,
+      jobId: request.params.jobId,
+      query: { from, to, compare },
+      ask: request.analyticsAsk!,
+      ifNoneMatch: request.headers['if-none-match'],
+      log: request.log,
+    })
   })
 }
 
