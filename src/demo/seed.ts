@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { apiKeyPrefix, demoApiKey } from '../auth/api-keys.js'
 import type { Scope } from '../auth/scopes.js'
 import type { Prisma as Db } from '../db/database.js'
-import type { JobStatus, Plan, ScreenStatus } from '../generated/prisma/enums.js'
+import type { Plan, ScreenStatus } from '../generated/prisma/enums.js'
+import { ORGS, type DemoJob, type DemoOrg } from './demo-organizations.js'
 
 // Deterministic demo data: the same ids, keys, dates and scores on every run, so the README,
 // the docs and a newcomer's terminal agree. Running it again resets the demo organizations.
@@ -29,58 +30,6 @@ function random (seed: number): () => number {
 const DAY = 86_400_000
 /** Screens are spread over the 16 weeks before this instant. */
 const ANCHOR = Date.parse('2026-11-02T00:00:00.000Z')
-
-interface DemoJob {
-  slug: string
-  title: string
-  status: JobStatus
-  questions: number
-  screens: number
-  scored: boolean
-  branding?: { logoUrl: string, brandColor: string }
-  euCandidatesAllowed?: boolean
-}
-
-interface DemoOrg {
-  key: string
-  /** A second demo key, restricted to these scopes (issue 24): a 403 insufficient_scope to try. */
-  restrictedKey?: Scope[]
-  name: string
-  plan: Plan
-  user: { name: string, email: string }
-  company: string
-  jobs: DemoJob[]
-}
-
-const ORGS: DemoOrg[] = [
-  {
-    key: 'acme',
-    restrictedKey: ['jobs:read'],
-    name: 'Acme Recruiting',
-    plan: 'pro',
-    user: { name: 'Alice Pro', email: 'alice@acme.example' },
-    company: 'Acme Corp',
-    jobs: [
-      { slug: 'senior-backend-engineer', title: 'Senior Backend Engineer', status: 'active', questions: 5, screens: 80, scored: true, branding: { logoUrl: 'https://cdn.acme.example/logo.png', brandColor: '#0f62fe' } },
-      { slug: 'product-designer', title: 'Product Designer', status: 'active', questions: 4, screens: 36, scored: true },
-      { slug: 'data-analyst', title: 'Data Analyst', status: 'active', questions: 3, screens: 0, scored: true },
-      { slug: 'customer-success-manager', title: 'Customer Success Manager', status: 'active', questions: 4, screens: 12, scored: false },
-      { slug: 'devops-engineer', title: 'DevOps Engineer', status: 'paused', questions: 6, screens: 24, scored: true, euCandidatesAllowed: false },
-      { slug: 'sales-development-rep', title: 'Sales Development Representative', status: 'closed', questions: 3, screens: 18, scored: true },
-    ],
-  },
-  {
-    key: 'globex',
-    name: 'Globex Hiring',
-    plan: 'free',
-    user: { name: 'Bob Free', email: 'bob@globex.example' },
-    company: 'Globex',
-    jobs: [
-      { slug: 'warehouse-associate', title: 'Warehouse Associate', status: 'active', questions: 3, screens: 20, scored: true },
-      { slug: 'office-manager', title: 'Office Manager', status: 'draft', questions: 2, screens: 0, scored: true },
-    ],
-  },
-]
 
 export interface DemoCredential {
   organization: string
@@ -122,73 +71,82 @@ export async function existingDemoData (prisma: Db): Promise<DemoData> {
   return { ...demo, credentials: demo.credentials.filter(c => prefixes.has(apiKeyPrefix(c.key)!)) }
 }
 
+type Tx = Parameters<Parameters<Db['$transaction']>[0]>[0]
+
+/** A demo organization, its user and keys. */
+async function seedOrganization (tx: Tx, org: DemoOrg): Promise<{ organizationId: string, userId: string }> {
+  const organizationId = demoId(`org:${org.key}`)
+  const userId = demoId(`user:${org.key}`)
+  const key = demoApiKey(org.key)
+  await tx.organization.create({
+    data: {
+      id: organizationId,
+      name: org.name,
+      plan: org.plan,
+      subscriptionStatus: 'active',
+      currentPeriodEnd: org.plan === 'pro' ? new Date('2036-01-01T00:00:00.000Z') : null,
+      createdAt: new Date(ANCHOR - 200 * DAY),
+      users: { create: { id: userId, name: org.user.name, email: org.user.email, createdAt: new Date(ANCHOR - 200 * DAY) } },
+    },
+  })
+  await tx.apiKey.create({ data: { id: demoId(`key:${org.key}`), userId, name: 'Demo key', prefix: key.prefix, hash: key.hash, createdAt: new Date(ANCHOR - 199 * DAY) } })
+  if (org.restrictedKey !== undefined) {
+    const restricted = demoApiKey(`${org.key}:restricted`)
+    await tx.apiKey.create({ data: { id: demoId(`key:${org.key}:restricted`), userId, name: `Demo key (${org.restrictedKey.join(', ')} only)`, prefix: restricted.prefix, hash: restricted.hash, scopes: org.restrictedKey, createdAt: new Date(ANCHOR - 199 * DAY) } })
+  }
+  return { organizationId, userId }
+}
+
+/** A demo job with its questions and screens; `rand` drawn in the same order on every run. */
+async function seedJob (tx: Tx, org: DemoOrg, owner: { organizationId: string, userId: string }, job: DemoJob, index: number, rand: () => number): Promise<void> {
+  const jobId = demoId(`job:${org.key}:${job.slug}`)
+  const createdAt = new Date(ANCHOR - (130 - index) * DAY)
+  await tx.job.create({
+    data: {
+      id: jobId,
+      ...owner,
+      title: job.title,
+      companyName: org.company,
+      description: `${org.company} is hiring a ${job.title}. This screening interview asks ${job.questions} questions about your experience.`,
+      status: job.status,
+      slug: `${org.key}-${job.slug}`,
+      shareToken: createHash('sha256').update(`share:${jobId}`).digest('hex'),
+      logoUrl: job.branding?.logoUrl ?? null,
+      brandColor: job.branding?.brandColor ?? null,
+      showServiceBranding: job.branding === undefined,
+      euCandidatesAllowed: job.euCandidatesAllowed ?? true,
+      createdAt,
+      updatedAt: new Date(createdAt.getTime() + 3 * DAY),
+    },
+  })
+  await tx.question.createMany({
+    data: Array.from({ length: job.questions }, (_, i) => ({
+      id: demoId(`question:${jobId}:${i}`),
+      jobId,
+      position: i + 1,
+      text: `Question ${i + 1} for the ${job.title} role`,
+      createdAt,
+    })),
+  })
+  await tx.screen.createMany({
+    data: Array.from({ length: job.screens }, (_, i) => {
+      const startedAt = ANCHOR - Math.floor(rand() * 16 * 7 * DAY)
+      const roll = rand()
+      const status: ScreenStatus = roll < 0.6 ? 'completed' : roll < 0.8 ? 'in_progress' : 'expired'
+      const completedAt = status === 'completed' ? startedAt + Math.floor(rand() * 2 * DAY) : null
+      const score = status === 'completed' && job.scored ? Math.round(40 + rand() * 600) / 10 : null
+      return { id: demoId(`screen:${jobId}:${i}`), jobId, status, score, startedAt: new Date(startedAt), completedAt: completedAt === null ? null : new Date(completedAt) }
+    }),
+  })
+}
+
 export async function seedDemoData (prisma: Db): Promise<DemoData> {
   const rand = random(20260105)
   await prisma.$transaction(async tx => {
     await tx.organization.deleteMany({ where: { id: { in: ORGS.map(o => demoId(`org:${o.key}`)) } } })
     for (const org of ORGS) {
-      const organizationId = demoId(`org:${org.key}`)
-      const userId = demoId(`user:${org.key}`)
-      const key = demoApiKey(org.key)
-      await tx.organization.create({
-        data: {
-          id: organizationId,
-          name: org.name,
-          plan: org.plan,
-          subscriptionStatus: 'active',
-          currentPeriodEnd: org.plan === 'pro' ? new Date('2036-01-01T00:00:00.000Z') : null,
-          createdAt: new Date(ANCHOR - 200 * DAY),
-          users: { create: { id: userId, name: org.user.name, email: org.user.email, createdAt: new Date(ANCHOR - 200 * DAY) } },
-        },
-      })
-      await tx.apiKey.create({ data: { id: demoId(`key:${org.key}`), userId, name: 'Demo key', prefix: key.prefix, hash: key.hash, createdAt: new Date(ANCHOR - 199 * DAY) } })
-      if (org.restrictedKey !== undefined) {
-        const restricted = demoApiKey(`${org.key}:restricted`)
-        await tx.apiKey.create({ data: { id: demoId(`key:${org.key}:restricted`), userId, name: `Demo key (${org.restrictedKey.join(', ')} only)`, prefix: restricted.prefix, hash: restricted.hash, scopes: org.restrictedKey, createdAt: new Date(ANCHOR - 199 * DAY) } })
-      }
-
-      for (const [index, job] of org.jobs.entries()) {
-        const jobId = demoId(`job:${org.key}:${job.slug}`)
-        const createdAt = new Date(ANCHOR - (130 - index) * DAY)
-        await tx.job.create({
-          data: {
-            id: jobId,
-            organizationId,
-            userId,
-            title: job.title,
-            companyName: org.company,
-            description: `${org.company} is hiring a ${job.title}. This screening interview asks ${job.questions} questions about your experience.`,
-            status: job.status,
-            slug: `${org.key}-${job.slug}`,
-            shareToken: createHash('sha256').update(`share:${jobId}`).digest('hex'),
-            logoUrl: job.branding?.logoUrl ?? null,
-            brandColor: job.branding?.brandColor ?? null,
-            showServiceBranding: job.branding === undefined,
-            euCandidatesAllowed: job.euCandidatesAllowed ?? true,
-            createdAt,
-            updatedAt: new Date(createdAt.getTime() + 3 * DAY),
-          },
-        })
-        await tx.question.createMany({
-          data: Array.from({ length: job.questions }, (_, i) => ({
-            id: demoId(`question:${jobId}:${i}`),
-            jobId,
-            position: i + 1,
-            text: `Question ${i + 1} for the ${job.title} role`,
-            createdAt,
-          })),
-        })
-        await tx.screen.createMany({
-          data: Array.from({ length: job.screens }, (_, i) => {
-            const startedAt = ANCHOR - Math.floor(rand() * 16 * 7 * DAY)
-            const roll = rand()
-            const status: ScreenStatus = roll < 0.6 ? 'completed' : roll < 0.8 ? 'in_progress' : 'expired'
-            const completedAt = status === 'completed' ? startedAt + Math.floor(rand() * 2 * DAY) : null
-            const score = status === 'completed' && job.scored ? Math.round(40 + rand() * 600) / 10 : null
-            return { id: demoId(`screen:${jobId}:${i}`), jobId, status, score, startedAt: new Date(startedAt), completedAt: completedAt === null ? null : new Date(completedAt) }
-          }),
-        })
-      }
+      const owner = await seedOrganization(tx, org)
+      for (const [index, job] of org.jobs.entries()) await seedJob(tx, org, owner, job, index, rand)
     }
   }, { timeout: 60_000 })
   return demoData()
