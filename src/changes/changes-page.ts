@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
 import type { SqlReader } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { PageFactsColumns, pageFacts, pageStatement, type LogPage, type PageOptions } from './log-page.js'
 
 // The webhooks' page of the change log (log-page.ts's statement): the jobs changed and
@@ -27,7 +27,7 @@ const ChangesPageRow = Type.Object({ ...PageFactsColumns, present: OrNull(Type.B
  * (a few texts: one per limit it uses), reading the unfolded deltas once, not once per 100.
  */
 export async function changesPage (reader: SqlReader, organizationId: string, options: PageOptions): Promise<ChangesPage> {
-  const rows = await reader.rows(ChangesPageRow, pageStatement(organizationId, options, (changed, org) => PrismaSql.sql`
+  const rows = await reader.rows(ChangesPageRow, pageStatement(organizationId, options, (changed, org) => sql`
     SELECT p.job_id::text AS "changedId", p.first, p.last_xid AS "changedXid",
            EXISTS (SELECT FROM jobs WHERE jobs.id = p.job_id AND jobs.organization_id = ${org}) AS present
     FROM ${changed} p`))

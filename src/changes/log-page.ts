@@ -2,7 +2,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { ReadElsewhere } from '../db/errors.js'
 import { pageSize } from '../db/page-size.js'
 import { OrNull } from '../db/row-schemas.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { empty, join, raw, sql, type Sql } from '../db/sql.js'
 import { StatementPointColumns, SYNC_POINT, type StatementPoint } from './point.js'
 import { bounded, MAX_IN_PROGRESS, snapshotText, type Snapshot } from './snapshot.js'
 
@@ -79,26 +79,26 @@ const LOG_START: ChangePosition = { xid: '0', jobId: '00000000-0000-0000-0000-00
  * Its rows: `rowsOf` the page's jobs (`changed`: job_id, its first place on the page and its
  * last transaction there), each joined to the page's facts (one row of facts alone when none).
  */
-export function pageStatement (organizationId: string, options: PageOptions, rowsOf: (changed: PrismaSql.Sql, org: PrismaSql.Sql) => PrismaSql.Sql): PrismaSql.Sql {
+export function pageStatement (organizationId: string, options: PageOptions, rowsOf: (changed: Sql, org: Sql) => Sql): Sql {
   const limit = pageSize(options.limit)
   const seen = bounded(options.since.seen)
   const after = options.after ?? LOG_START
   const take = pageSize(options.limit + 1)
-  const token = PrismaSql.sql`${snapshotText(seen)}::pg_snapshot`
-  const org = PrismaSql.sql`${organizationId}::uuid`
-  const from = (alias: string): PrismaSql.Sql => PrismaSql.sql`(${PrismaSql.raw(alias)}.xid, ${PrismaSql.raw(alias)}.job_id) > (${after.xid}::xid8, ${after.jobId}::uuid)`
+  const token = sql`${snapshotText(seen)}::pg_snapshot`
+  const org = sql`${organizationId}::uuid`
+  const from = (alias: string): Sql => sql`(${raw(alias)}.xid, ${raw(alias)}.job_id) > (${after.xid}::xid8, ${after.jobId}::uuid)`
   // Without analytics, the changes of analytics alone are skipped (migration
   // 20261126140300_job_changes_analytics_only): the ranges read the log's partial index of the
   // others, so a page does not read past what it skips; a transaction's unfolded deltas of a
   // job count when their sums of interviews, scored screens or scores are not zero.
-  const shown = options.analytics ? PrismaSql.empty : PrismaSql.sql`AND NOT c.analytics_only`
-  const logRange = (condition: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(
+  const shown = options.analytics ? empty : sql`AND NOT c.analytics_only`
+  const logRange = (condition: Sql): Sql => sql`(
       SELECT c.xid, c.job_id FROM job_changes c
       WHERE c.organization_id = ${org} AND ${condition} ${shown} AND ${from('c')}
       ORDER BY c.xid, c.job_id LIMIT ${take})`
   // Always MAX_IN_PROGRESS of them (null: none), so that the statement's text is one.
-  const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(PrismaSql.sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
-  return PrismaSql.sql`
+  const inProgress = Array.from({ length: MAX_IN_PROGRESS }, (_, i) => logRange(sql`c.xid = ${seen.xip[i]?.toString() ?? null}::xid8`))
+  return sql`
     WITH
     -- Every organization's, filtered first: the deltas and the pending changes not folded yet
     -- are few (the fold runs every second), the organization's jobs may be many.
@@ -106,18 +106,18 @@ export function pageStatement (organizationId: string, options: PageOptions, row
       SELECT d.xid, d.job_id FROM screen_summary_deltas d
       WHERE d.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(d.xid, ${token}) AND ${from('d')}
       GROUP BY d.xid, d.job_id
-      ${options.analytics ? PrismaSql.empty : PrismaSql.sql`HAVING sum(d.in_progress + d.completed + d.expired) <> 0 OR sum(d.scored) <> 0 OR sum(d.score_sum) <> 0`}
+      ${options.analytics ? empty : sql`HAVING sum(d.in_progress + d.completed + d.expired) <> 0 OR sum(d.scored) <> 0 OR sum(d.score_sum) <> 0`}
       UNION
       SELECT p.xid, p.job_id FROM job_changes_pending p
       WHERE p.xid >= ${seen.xmin.toString()}::xid8 AND NOT pg_visible_in_snapshot(p.xid, ${token}) AND ${from('p')}
       GROUP BY p.xid, p.job_id
-      ${options.analytics ? PrismaSql.empty : PrismaSql.sql`HAVING NOT bool_and(p.analytics_only)`}
+      ${options.analytics ? empty : sql`HAVING NOT bool_and(p.analytics_only)`}
     ),
     positions AS MATERIALIZED (
       SELECT DISTINCT xid, job_id FROM (
-        ${logRange(PrismaSql.sql`c.xid >= ${seen.xmax.toString()}::xid8`)}
-        ${PrismaSql.join(inProgress.map(range => PrismaSql.sql`UNION ALL ${range}`), ' ')}
-        UNION ALL ${logRange(PrismaSql.sql`c.collapsed AND c.xid >= ${seen.xmin.toString()}::xid8 AND c.xid < ${seen.xmax.toString()}::xid8 AND pg_visible_in_snapshot(c.xid, ${token})`)}
+        ${logRange(sql`c.xid >= ${seen.xmax.toString()}::xid8`)}
+        ${join(inProgress.map(range => sql`UNION ALL ${range}`), ' ')}
+        UNION ALL ${logRange(sql`c.collapsed AND c.xid >= ${seen.xmin.toString()}::xid8 AND c.xid < ${seen.xmax.toString()}::xid8 AND pg_visible_in_snapshot(c.xid, ${token})`)}
         UNION ALL (SELECT f.xid, f.job_id FROM fresh_deltas f JOIN jobs dj ON dj.id = f.job_id AND dj.organization_id = ${org}
                    ORDER BY f.xid, f.job_id LIMIT ${take})
       ) entries
@@ -137,7 +137,7 @@ export function pageStatement (organizationId: string, options: PageOptions, row
       FROM (${SYNC_POINT(true)}) point
     )
     SELECT meta.*, r.* FROM meta LEFT JOIN (
-      ${rowsOf(PrismaSql.sql`(SELECT job_id, min(place)::int AS first, max(xid)::text AS last_xid FROM page WHERE place <= ${limit} GROUP BY job_id)`, org)}
+      ${rowsOf(sql`(SELECT job_id, min(place)::int AS first, max(xid)::text AS last_xid FROM page WHERE place <= ${limit} GROUP BY job_id)`, org)}
     ) r ON true
     ORDER BY r.first`
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../db/sql.js'
 
 // What a page's statement could see, read by the statement itself (joined to its rows, so
 // that an empty page has it too): the point a walk's and a sync's tokens are made of
@@ -13,7 +13,7 @@ import { Prisma as PrismaSql } from '../generated/prisma/client.js'
  * point is `xmin:xmin:` instead (every transaction from the oldest in progress counts as not
  * seen). Conservative: a sync from it reports a little more, never less.
  */
-const READER_SNAPSHOT = PrismaSql.sql`(CASE WHEN pg_is_in_recovery()
+const READER_SNAPSHOT = sql`(CASE WHEN pg_is_in_recovery()
   THEN pg_snapshot_xmin(pg_current_snapshot())::text || ':' || pg_snapshot_xmin(pg_current_snapshot())::text || ':'
   ELSE pg_current_snapshot()::text END)`
 
@@ -30,7 +30,7 @@ export interface StatementPoint { snapshot: string, generation: number, history?
  * measured with pgbench): read by a walk's first page and by every sync page, not by a walk's
  * later pages, which carry it in their cursor.
  */
-const DATABASE_HISTORY = PrismaSql.sql`database_history()`
+const DATABASE_HISTORY = sql`database_history()`
 
 /**
  * One row: the statement's snapshot and the change log's generation, which
@@ -38,7 +38,7 @@ const DATABASE_HISTORY = PrismaSql.sql`database_history()`
  * made before answers 410 (migration 20261125140000_job_changes); with `history`, the
  * database's (DATABASE_HISTORY).
  */
-export const SYNC_POINT = (history: boolean): PrismaSql.Sql => PrismaSql.sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation${history ? PrismaSql.sql`, ${DATABASE_HISTORY} AS history` : PrismaSql.empty}`
+export const SYNC_POINT = (history: boolean): Sql => sql`SELECT ${READER_SNAPSHOT} AS snapshot, (SELECT generation FROM job_changes_horizon) AS generation${history ? sql`, ${DATABASE_HISTORY} AS history` : empty}`
 
 /** The columns SYNC_POINT adds to a page's row (history only when asked for). */
 export const StatementPointColumns = {

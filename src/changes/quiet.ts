@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { SqlReader } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { StatementPointColumns, SYNC_POINT, type StatementPoint } from './point.js'
 import type { Snapshot } from './snapshot.js'
 
@@ -26,7 +26,7 @@ export async function quietSince (reader: SqlReader, probes: QuietProbe[]): Prom
   const organizations = probes.map(p => p.organizationId)
   const xmins = probes.map(p => p.since.xmin.toString())
   const xmaxes = probes.map(p => p.since.xmax.toString())
-  const [row] = await reader.rows(QuietRow, PrismaSql.sql`
+  const [row] = await reader.rows(QuietRow, sql`
     WITH probes AS (SELECT * FROM unnest(${organizations}::uuid[], ${xmins}::xid8[], ${xmaxes}::xid8[]) WITH ORDINALITY AS p(organization_id, xmin, xmax, place)),
     -- Every organization's unfolded deltas and pending changes, read once: few (the fold runs every second).
     fresh AS MATERIALIZED (

@@ -1,4 +1,4 @@
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { raw, type Sql } from './sql.js'
 
 /**
  * A page size as it is written into a statement's text (a list or sync page), only from a
@@ -6,7 +6,7 @@ import { Prisma as PrismaSql } from '../generated/prisma/client.js'
  * every execution (measured with auto_explain: a custom plan each time); written in, the
  * prepared statement keeps a generic plan. At most 101 texts, one per limit.
  */
-export function pageSize (limit: number): PrismaSql.Sql {
+export function pageSize (limit: number): Sql {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`)
-  return PrismaSql.raw(String(limit))
+  return raw(String(limit))
 }

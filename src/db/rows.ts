@@ -1,7 +1,8 @@
 import type { ArgType, SqlQueryable, SqlResultSet } from '@prisma/driver-adapter-utils'
 import { ColumnTypeEnum } from '@prisma/driver-adapter-utils'
 import type { Static, TSchema } from '@sinclair/typebox'
-import type { Prisma as PrismaSql, PrismaClient } from '../generated/prisma/client.js'
+import type { PrismaClient } from '../generated/prisma/client.js'
+import type { Sql } from './sql.js'
 
 /**
  * Where the request statements are sent: one raw statement in, its rows out, typed as
@@ -12,18 +13,18 @@ import type { Prisma as PrismaSql, PrismaClient } from '../generated/prisma/clie
  * time: the schema costs a request nothing.
  */
 export interface SqlReader {
-  rows: <S extends TSchema>(row: S, query: PrismaSql.Sql) => Promise<Array<Static<S>>>
+  rows: <S extends TSchema>(row: S, query: Sql) => Promise<Array<Static<S>>>
 }
 
 /** Statements that write, one at a time, on the primary: the count of rows they changed. */
 export interface SqlWriter {
-  execute: (query: PrismaSql.Sql) => Promise<number>
+  execute: (query: Sql) => Promise<number>
 }
 
 /** Through Prisma's client (`$queryRaw`): for tools and tests that hold a client. */
 export const clientReader = (prisma: Pick<PrismaClient, '$queryRaw' | '$executeRaw'>): SqlReader & SqlWriter => ({
-  rows: async <S extends TSchema>(_row: S, query: PrismaSql.Sql) => await prisma.$queryRaw<Array<Static<S>>>(query),
-  execute: async (query: PrismaSql.Sql) => await prisma.$executeRaw(query),
+  rows: async <S extends TSchema>(_row: S, query: Sql) => await prisma.$queryRaw<Array<Static<S>>>(query),
+  execute: async (query: Sql) => await prisma.$executeRaw(query),
 })
 
 /**
@@ -40,7 +41,7 @@ export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader 
   // the client shares (closing the database closes it).
   let adapter: Promise<SqlQueryable> | undefined
   return {
-    rows: async <S extends TSchema>(_row: S, query: PrismaSql.Sql): Promise<Array<Static<S>>> => {
+    rows: async <S extends TSchema>(_row: S, query: Sql): Promise<Array<Static<S>>> => {
       adapter ??= connect().catch((error: unknown) => {
         adapter = undefined
         throw error
@@ -54,7 +55,7 @@ export function adapterReader (connect: () => Promise<SqlQueryable>): SqlReader 
       }
       return typedRows(result) as Array<Static<S>>
     },
-    execute: async (query: PrismaSql.Sql): Promise<number> => {
+    execute: async (query: Sql): Promise<number> => {
       adapter ??= connect().catch((error: unknown) => {
         adapter = undefined
         throw error

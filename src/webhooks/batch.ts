@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
 import type { SqlReader } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { DeliveryEndpointRow, type DeliveryEndpoint } from './delivery-endpoint.js'
 import type { WebhookEvent } from './events.js'
 import type { EndpointPosition } from './position.js'
@@ -31,7 +31,7 @@ const BatchEndpointRow = Type.Object({ id: Type.String(), ...deliveryColumns, le
  * leased: a run's memory is its batches'.
  */
 export async function leaseEndpoints (reader: SqlReader, ids: string[], leaseMs: number): Promise<Map<string, DeliveryEndpoint & { lease: Date }>> {
-  const rows = await reader.rows(BatchEndpointRow, PrismaSql.sql`
+  const rows = await reader.rows(BatchEndpointRow, sql`
     UPDATE webhook_endpoints SET sending_until = date_trunc('milliseconds', now()) + ${leaseMs}::int * interval '1 millisecond'
     WHERE id = ANY (${ids}::uuid[])
     RETURNING id::text AS id, url, encode(secret, 'base64') AS secret, encode(previous_secret, 'base64') AS "previousSecret",

@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss'
 import type { SqlReader, SqlWriter } from '../db/rows.js'
 import { ApiError } from '../errors.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../db/sql.js'
 import { deliveryEndpoint, signingSecrets, type DeliveryEndpoint } from './delivery-endpoint.js'
 import { enqueueEvents, type DeliveryJob } from './delivery-queue.js'
 import type { Batch } from './batch.js'
@@ -93,8 +93,8 @@ export class Deliverer {
     // Only while the lease is still this batch's: a run that took the endpoint after it ran out owns it now.
     // A delivery ends a failing spell that began after the batch read the endpoint (a retry
     // failing meanwhile), at no statement of its own.
-    const endLease = (moveTo?: EndpointPosition, delivered = false): PrismaSql.Sql => PrismaSql.sql`UPDATE webhook_endpoints
-      SET sending_until = NULL${moveTo === undefined ? PrismaSql.empty : PrismaSql.sql`, position = ${JSON.stringify(storedPosition(moveTo))}::jsonb`}${delivered ? PrismaSql.sql`, failing_since = NULL, consecutive_failures = 0, failing_notified_at = NULL` : PrismaSql.empty}
+    const endLease = (moveTo?: EndpointPosition, delivered = false): Sql => sql`UPDATE webhook_endpoints
+      SET sending_until = NULL${moveTo === undefined ? empty : sql`, position = ${JSON.stringify(storedPosition(moveTo))}::jsonb`}${delivered ? sql`, failing_since = NULL, consecutive_failures = 0, failing_notified_at = NULL` : empty}
       WHERE id = ${batch.endpointId}::uuid AND sending_until = ${batch.lease.toISOString()}::timestamptz`
     try {
       const { sent, unsent } = await this.send(batch.endpointId, batch.endpoint, batch.events, batch.lsn, Date.now() + Math.min(BATCH_START_MS, settings.timeoutMs))

@@ -1,5 +1,5 @@
 import type { Prisma } from '../db/database.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../db/sql.js'
 import type { WebhookDelivery } from '../schemas/webhooks.js'
 
 // An endpoint's delivery record: a row per attempt (webhook_deliveries), and a row per batch
@@ -11,7 +11,7 @@ import type { WebhookDelivery } from '../schemas/webhooks.js'
  * The attempts of the batches among `batches` (SQL), one row each, as webhook_deliveries has
  * them: of each batch, the newest `cap` (all when undefined) of those before `after`.
  */
-export const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, after?: { at: Date, id: string }): PrismaSql.Sql => PrismaSql.sql`
+export const batchAttempts = (batches: Sql, cap: number | undefined, after?: { at: Date, id: string }): Sql => sql`
   SELECT u.id, u.event_id, u.event_type, u.job_id, b.event_at,
          1 AS attempt, 'delivered' AS outcome, u.status_code, NULL::text AS error, u.duration_ms, b.attempted_at, NULL::timestamptz AS next_attempt_at, b.trace_id
   FROM (${batches}) b CROSS JOIN LATERAL (
@@ -19,10 +19,10 @@ export const batchAttempts = (batches: PrismaSql.Sql, cap: number | undefined, a
       SELECT overlay(b.id::text placing lpad(to_hex(x.o::int), 4, '0') from 33)::uuid AS id, x.*
       FROM unnest(b.event_ids, b.event_types, b.job_ids, b.status_codes, b.durations_ms) WITH ORDINALITY AS x(event_id, event_type, job_id, status_code, duration_ms, o)
     ) numbered
-    ${after === undefined ? PrismaSql.empty : PrismaSql.sql`WHERE (b.attempted_at, numbered.id) < (${after.at}::timestamptz, ${after.id}::uuid)`}
-    ORDER BY o DESC ${cap === undefined ? PrismaSql.empty : PrismaSql.sql`LIMIT ${cap}`}) u`
+    ${after === undefined ? empty : sql`WHERE (b.attempted_at, numbered.id) < (${after.at}::timestamptz, ${after.id}::uuid)`}
+    ORDER BY o DESC ${cap === undefined ? empty : sql`LIMIT ${cap}`}) u`
 
-const COLUMNS = PrismaSql.sql`id, event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt, outcome,
+const COLUMNS = sql`id, event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt, outcome,
   status_code AS "statusCode", error, duration_ms AS "durationMs", attempted_at AS "attemptedAt", next_attempt_at AS "nextAttemptAt", trace_id AS "traceId"`
 
 interface Row { id: string, eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number, outcome: string, statusCode: number | null, error: string | null, durationMs: number | null, attemptedAt: Date, nextAttemptAt: Date | null, traceId: string | null }
@@ -53,15 +53,15 @@ export async function listDeliveries (prisma: Prisma, endpointId: string, limit:
   // Newest first in each table (the batches: at most limit + 1 of them, and of each at most
   // limit + 1 attempts), then together.
   const take = limit + 1
-  const before = after === undefined ? PrismaSql.sql`true` : PrismaSql.sql`(attempted_at, id) < (${after.at}::timestamptz, ${after.id}::uuid)`
+  const before = after === undefined ? sql`true` : sql`(attempted_at, id) < (${after.at}::timestamptz, ${after.id}::uuid)`
   // A batch with an attempt before the cursor (its id's last 16 bits aside, at most the cursor's).
-  const batchBefore = after === undefined ? PrismaSql.sql`true` : PrismaSql.sql`(attempted_at, id) <= (${after.at}::timestamptz, overlay(${after.id}::uuid::text placing 'ffff' from 33)::uuid)`
+  const batchBefore = after === undefined ? sql`true` : sql`(attempted_at, id) <= (${after.at}::timestamptz, overlay(${after.id}::uuid::text placing 'ffff' from 33)::uuid)`
   const rows = await prisma.$queryRaw<Row[]>`
     SELECT ${COLUMNS} FROM (
       (SELECT id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at, trace_id
        FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND ${before} ORDER BY attempted_at DESC, id DESC LIMIT ${take})
       UNION ALL
-      ${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE endpoint_id = ${endpointId}::uuid AND ${batchBefore} ORDER BY attempted_at DESC, id DESC LIMIT ${take}`, take, after)}
+      ${batchAttempts(sql`SELECT * FROM webhook_delivery_batches WHERE endpoint_id = ${endpointId}::uuid AND ${batchBefore} ORDER BY attempted_at DESC, id DESC LIMIT ${take}`, take, after)}
     ) attempts ORDER BY attempted_at DESC, id DESC LIMIT ${take}`
   const page = rows.slice(0, limit)
   const last = page.at(-1)

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
 import type { SqlReader } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import type { SecretBox } from './secrets.js'
 
 export const DeliveryEndpointRow = Type.Object({
@@ -21,7 +21,7 @@ export type DeliveryEndpoint = Static<typeof DeliveryEndpointRow>
  * once deleted. Read on the primary: a replica may not have its last change yet.
  */
 export async function deliveryEndpoint (primary: SqlReader, id: string): Promise<DeliveryEndpoint | undefined> {
-  const [endpoint] = await primary.rows(DeliveryEndpointRow, PrismaSql.sql`
+  const [endpoint] = await primary.rows(DeliveryEndpointRow, sql`
     SELECT e.url, e.status::text AS status, encode(e.secret, 'base64') AS secret, encode(e.previous_secret, 'base64') AS "previousSecret",
            e.previous_secret_until AS "previousSecretUntil", e.failing_since AS "failingSince",
            coalesce(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND u.organization_id = e.organization_id, false) AS "makerMayRead"

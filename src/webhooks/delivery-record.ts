@@ -1,4 +1,4 @@
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql, type Sql } from '../db/sql.js'
 import { jobOf, type WebhookEvent } from './events.js'
 
 // The record of delivery attempts (GET …/deliveries reads it: deliveries.ts): the statements
@@ -8,7 +8,7 @@ import { jobOf, type WebhookEvent } from './events.js'
 export interface Attempt { event: WebhookEvent, outcome: 'delivered' | 'failed', statusCode: number | null, error: string | null, durationMs: number | null, nextAttemptAt: Date | null, /** The attempt's span's trace, while tracing is on. */ traceId?: string }
 
 /** Every attempt of a job, in one statement (its rows as JSON: one parameter on either adapter); none once the endpoint is deleted. */
-export const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
+export const RECORD = (endpointId: string, at: Date, attempts: Attempt[]): Sql => sql`
   INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at, trace_id)
   SELECT ${endpointId}::uuid, r.event_id, r.event_type, r.job_id, r.event_at, r.attempt, r.outcome, r.status_code, r.error, r.duration_ms, ${at.toISOString()}::timestamptz, r.next_attempt_at, r.trace_id
   FROM jsonb_to_recordset(${JSON.stringify(attempts.map(a => ({
@@ -35,7 +35,7 @@ const arrayLiteral = (values: Array<string | number | null>): string => `{${valu
  * one row of webhook_delivery_batches (its id's last 16 bits 0: attempt i's id has i there);
  * none once the endpoint is deleted.
  */
-export const RECORD_DELIVERED = (endpointId: string, at: Date, attempts: Attempt[]): PrismaSql.Sql => PrismaSql.sql`
+export const RECORD_DELIVERED = (endpointId: string, at: Date, attempts: Attempt[]): Sql => sql`
   INSERT INTO webhook_delivery_batches (id, endpoint_id, event_at, attempted_at, event_ids, event_types, job_ids, status_codes, durations_ms, trace_id)
   SELECT overlay(gen_random_uuid()::text placing '0000' from 33)::uuid, ${endpointId}::uuid, ${attempts[0]!.event.at}::timestamptz, ${at.toISOString()}::timestamptz,
          ${arrayLiteral(attempts.map(a => a.event.id))}::text[], ${arrayLiteral(attempts.map(a => a.event.type))}::text[],

@@ -3,7 +3,7 @@ import { hasProAccess } from '../auth/caller.js'
 import { grantedScopes } from '../auth/scopes.js'
 import { OrNull } from '../db/row-schemas.js'
 import type { SqlReader } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { readPosition, type EndpointPosition } from './position.js'
 
 // The endpoints a dispatcher run may tell (src/webhooks/dispatch.ts), read as groups (one row
@@ -41,7 +41,7 @@ export type CandidateGroup = Static<typeof CandidateGroupRow>
  * key checks do not wait. Grouped, so that 10,000 endpoints of one organization are a row.
  */
 export async function dispatchCandidates (reader: SqlReader): Promise<CandidateGroup[]> {
-  return await reader.rows(CandidateGroupRow, PrismaSql.sql`
+  return await reader.rows(CandidateGroupRow, sql`
     WITH locked AS MATERIALIZED (
       SELECT id, organization_id, events, position, dispatch_failures, api_key_id FROM webhook_endpoints
       WHERE status = 'enabled' AND (sending_until IS NULL OR sending_until < now())

@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { Prisma } from '../db/database.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { deliveryJobs, insertDeliveryJobs, queueDb } from './delivery-queue.js'
 import { noticeEventId, type NoticeType, type WebhookEvent } from './events.js'
 
@@ -32,7 +32,7 @@ function noticeOf (row: Claimed, at: string): Pick<WebhookEvent, 'type' | 'subje
 
 /** Claims the notices due and queues each for the organization's other enabled endpoints. */
 export async function sendNotices (prisma: Prisma, boss: PgBoss, failingAfter: number): Promise<Notice[]> {
-  const due = PrismaSql.sql`(status = 'enabled' AND failing_notified_at IS NULL AND consecutive_failures >= ${failingAfter})
+  const due = sql`(status = 'enabled' AND failing_notified_at IS NULL AND consecutive_failures >= ${failingAfter})
     OR (status = 'disabled' AND disabled_notified_at IS NULL AND disabled_reason IS DISTINCT FROM 'requested')`
   // Every dispatcher tick asks; one statement when none is due, the usual case.
   const [any] = await prisma.$queryRaw<Array<{ due: boolean }>>`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${due}) AS due`

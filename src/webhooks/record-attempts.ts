@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss'
 import type { SqlWriter } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { delivered, errorOf, type AttemptResult } from './attempt-result.js'
 import { RECORD, RECORD_DELIVERED, type Attempt } from './delivery-record.js'
 import { enqueueEvents } from './delivery-queue.js'
@@ -90,11 +90,11 @@ export async function recordAttempts (deps: RecordDeps, endpointId: string, wasF
   // partner changed the endpoint, not how deliveries go.
   const failures = attempts.filter(a => a.outcome === 'failed').length
   if (gone || failing) {
-    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, consecutive_failures = consecutive_failures + ${failures}, updated_at = now() WHERE id = ${endpointId}::uuid`)
+    await primary.execute(sql`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${gone ? 'gone' : 'failing'}, failing_since = ${failingSince?.toISOString() ?? null}::timestamptz, consecutive_failures = consecutive_failures + ${failures}, updated_at = now() WHERE id = ${endpointId}::uuid`)
   } else if (anyDelivered) {
-    if (wasFailingSince !== null) await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failures = 0, failing_notified_at = NULL WHERE id = ${endpointId}::uuid`)
+    if (wasFailingSince !== null) await primary.execute(sql`UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failures = 0, failing_notified_at = NULL WHERE id = ${endpointId}::uuid`)
   } else if (failures > 0) {
-    await primary.execute(PrismaSql.sql`UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ${failingSince?.toISOString() ?? null}::timestamptz), consecutive_failures = consecutive_failures + ${failures} WHERE id = ${endpointId}::uuid`)
+    await primary.execute(sql`UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ${failingSince?.toISOString() ?? null}::timestamptz), consecutive_failures = consecutive_failures + ${failures} WHERE id = ${endpointId}::uuid`)
   }
   for (const retry of retries.values()) deps.wake(new Date(retry.at))
   for (const failure of alike(attempts)) outcomes.failed(endpointId, failure)

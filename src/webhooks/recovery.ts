@@ -1,5 +1,5 @@
 import type { Prisma } from '../db/database.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import { batchAttempts } from './deliveries.js'
 import { DELIVERY_QUEUE, enqueueEvents, queueDb } from './delivery-queue.js'
 import { NOTICE_EVENT_TYPES } from '../schemas/webhooks.js'
@@ -61,7 +61,7 @@ export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId:
   const [row] = await prisma.$queryRaw<Array<{ eventId: string, eventType: string, jobId: string | null, eventAt: Date, attemptedAt: Date }>>`
     SELECT event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempted_at AS "attemptedAt" FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND endpoint_id = ${endpointId}::uuid
     UNION ALL
-    SELECT event_id, event_type, job_id, event_at, attempted_at FROM (${batchAttempts(PrismaSql.sql`SELECT * FROM webhook_delivery_batches WHERE id = overlay(${deliveryId}::uuid::text placing '0000' from 33)::uuid AND endpoint_id = ${endpointId}::uuid`, undefined)}) a
+    SELECT event_id, event_type, job_id, event_at, attempted_at FROM (${batchAttempts(sql`SELECT * FROM webhook_delivery_batches WHERE id = overlay(${deliveryId}::uuid::text placing '0000' from 33)::uuid AND endpoint_id = ${endpointId}::uuid`, undefined)}) a
     WHERE a.id = ${deliveryId}::uuid`
   if (row === undefined) return undefined
   if (isNotice(row.eventType)) return { scheduled: 0, skipped: 1, more: false }
@@ -84,7 +84,7 @@ export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId:
 export async function recover (prisma: Prisma, webhooks: Webhooks, endpointId: string, since: Date): Promise<Scheduled> {
   let more = false
   // The endpoint's events whose last attempt since `since` failed and will not be tried again.
-  const givenUp = PrismaSql.sql`
+  const givenUp = sql`
     SELECT * FROM (
       SELECT DISTINCT ON (event_id) event_id, event_type, job_id, event_at, attempt, outcome, next_attempt_at
       FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND attempted_at >= ${since} AND NOT (event_type = ANY (${[...NOTICE_EVENT_TYPES]}::text[]))

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { SqlReader } from '../db/rows.js'
-import { Prisma as PrismaSql } from '../generated/prisma/client.js'
+import { sql } from '../db/sql.js'
 import type { WebhookTestResult } from '../schemas/webhooks.js'
 import { delivered, errorOf } from './attempt-result.js'
 import { deliveryEndpoint, signingSecrets } from './delivery-endpoint.js'
@@ -42,6 +42,6 @@ export async function sendTestEvent (deps: TestEventDeps, endpointId: string): P
 
 /** Records a test event's attempt with the endpoint's deliveries: its id, none once the endpoint is deleted. */
 export async function recordTestAttempt (reader: SqlReader, endpointId: string, at: Date, attempt: Attempt): Promise<string | undefined> {
-  const [recorded] = await reader.rows(RecordedRow, PrismaSql.sql`${RECORD(endpointId, at, [attempt])} RETURNING id::text AS id`)
+  const [recorded] = await reader.rows(RecordedRow, sql`${RECORD(endpointId, at, [attempt])} RETURNING id::text AS id`)
   return recorded?.id
 }

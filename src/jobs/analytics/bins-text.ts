@@ -1,4 +1,4 @@
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../../db/sql.js'
 import { averageOf } from '../job/rows.js'
 
 /**
@@ -6,8 +6,8 @@ import { averageOf } from '../job/rows.js'
  * `w` (week, completed, scored, score_sum; one a week) that `where` keeps: what body.ts copies
  * into the answer. job_weekly_bins_in_zone (a migration) writes the same text.
  */
-export const BINS_TEXT = (source: PrismaSql.Sql, where?: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(
+export const BINS_TEXT = (source: Sql, where?: Sql): Sql => sql`(
       SELECT '[' || string_agg('["' || to_char(w.week, 'YYYY-MM-DD') || '",' || w.completed || ','
-                               || coalesce(${averageOf(PrismaSql.sql`w.score_sum`, PrismaSql.sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
+                               || coalesce(${averageOf(sql`w.score_sum`, sql`w.scored`)}::text, 'null') || ']', ',' ORDER BY w.week) || ']'
       FROM ${source}
-      ${where !== undefined ? PrismaSql.sql`WHERE ${where}` : PrismaSql.empty})`
+      ${where !== undefined ? sql`WHERE ${where}` : empty})`

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../../db/row-schemas.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../../db/sql.js'
 import { averageOf } from '../job/rows.js'
 import { BINS_TEXT } from './bins-text.js'
 import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
@@ -9,22 +9,22 @@ import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
 // period"): the weeks of both periods summed once (`week_sums`: week, completed, scored,
 // score_sum), split at the range's first Monday.
 
-const WEEK_SUMS = PrismaSql.sql`week_sums w`
+const WEEK_SUMS = sql`week_sums w`
 
-const SIDE = (where: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`(SELECT coalesce(sum(w.completed), 0)::int AS completed, coalesce(sum(w.scored), 0)::int AS scored, coalesce(sum(w.score_sum), 0) AS score_sum FROM ${WEEK_SUMS} WHERE ${where})`
+const SIDE = (where: Sql): Sql => sql`(SELECT coalesce(sum(w.completed), 0)::int AS completed, coalesce(sum(w.scored), 0)::int AS scored, coalesce(sum(w.score_sum), 0) AS score_sum FROM ${WEEK_SUMS} WHERE ${where})`
 
 /**
  * The comparison's columns (ComparisonColumns, and the range's `bins`) from `week_sums`: before
  * `splitAt` the previous period's, the others the range's; the change of means exact, one
  * fraction (s₁·n₂ − s₂·n₁) / (n₁·n₂) rounded once.
  */
-export const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
-    SELECT ${BINS_TEXT(WEEK_SUMS, PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} AS bins,
-           ${BINS_TEXT(WEEK_SUMS, PrismaSql.sql`w.week < ${splitAt}::timestamp`)} AS previous_bins,
-           cur.completed AS period_completed, ${averageOf(PrismaSql.sql`cur.score_sum`, PrismaSql.sql`cur.scored`)}::text AS period_average,
-           prev.completed AS previous_completed, ${averageOf(PrismaSql.sql`prev.score_sum`, PrismaSql.sql`prev.scored`)}::text AS previous_average,
+export const COMPARISON = (splitAt: string): Sql => sql`
+    SELECT ${BINS_TEXT(WEEK_SUMS, sql`w.week >= ${splitAt}::timestamp`)} AS bins,
+           ${BINS_TEXT(WEEK_SUMS, sql`w.week < ${splitAt}::timestamp`)} AS previous_bins,
+           cur.completed AS period_completed, ${averageOf(sql`cur.score_sum`, sql`cur.scored`)}::text AS period_average,
+           prev.completed AS previous_completed, ${averageOf(sql`prev.score_sum`, sql`prev.scored`)}::text AS previous_average,
            ((trim_scale(cur.score_sum) * prev.scored - trim_scale(prev.score_sum) * cur.scored) / nullif(cur.scored::numeric * prev.scored, 0))::float8::text AS average_change
-    FROM ${SIDE(PrismaSql.sql`w.week >= ${splitAt}::timestamp`)} cur, ${SIDE(PrismaSql.sql`w.week < ${splitAt}::timestamp`)} prev`
+    FROM ${SIDE(sql`w.week >= ${splitAt}::timestamp`)} cur, ${SIDE(sql`w.week < ${splitAt}::timestamp`)} prev`
 
 /**
  * One job's (`j`, its counts `st`, the rules `found`) comparison, a lateral subquery: its week
@@ -33,9 +33,9 @@ export const COMPARISON = (splitAt: string): PrismaSql.Sql => PrismaSql.sql`
  * else from its screens (as SMALL_JOB_BINS): the range's bins the same text as without compare.
  * Where `known` holds, nothing is read (the caller keeps the answer).
  */
-export const JOB_COMPARISON = (rules: { set: string, zone: string }, window: ComparisonWindow, screensReadMax: number, known?: PrismaSql.Sql): PrismaSql.Sql => {
-  const unknown = known === undefined ? PrismaSql.empty : PrismaSql.sql` AND NOT ${known}`
-  return PrismaSql.sql`LEFT JOIN LATERAL (
+export const JOB_COMPARISON = (rules: { set: string, zone: string }, window: ComparisonWindow, screensReadMax: number, known?: Sql): Sql => {
+  const unknown = known === undefined ? empty : sql` AND NOT ${known}`
+  return sql`LEFT JOIN LATERAL (
       WITH week_sums AS (
         SELECT p.week, sum(p.completed)::int AS completed, sum(p.scored)::int AS scored, coalesce(sum(p.score_sum), 0) AS score_sum
         FROM (

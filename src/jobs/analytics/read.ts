@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ReadElsewhere } from '../../db/errors.js'
 import { OrNull } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../../db/sql.js'
 import type { ScreenStatus } from '../../generated/prisma/enums.js'
 import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
 import { BINS_TEXT } from './bins-text.js'
@@ -47,13 +47,13 @@ export interface WeekRange { first: string, last: string }
  * keeps a version given out before the database was restored from an older backup from
  * coming back with other figures. Rebuilds and TRUNCATE count as changes.
  */
-export const VERSIONED_SUMMARY_ROWS = (columns: PrismaSql.Sql = PrismaSql.empty, jobs: PrismaSql.Sql = PrismaSql.sql`= j.id`): PrismaSql.Sql => PrismaSql.sql`
+export const VERSIONED_SUMMARY_ROWS = (columns: Sql = empty, jobs: Sql = sql`= j.id`): Sql => sql`
   SELECT ${columns}changes, version, changes_hash AS hash FROM job_screen_stats WHERE job_id ${jobs}
   UNION ALL
   SELECT ${columns}1, changed_at, hashint8extended(id, 0) FROM screen_summary_deltas WHERE job_id ${jobs}`
-export const VERSION_OF = (rows: PrismaSql.Sql): PrismaSql.Sql =>
-  PrismaSql.sql`coalesce(sum(${rows}.changes), 0) || ':' || coalesce(max(${rows}.version), 0) || ':' || coalesce(bit_xor(${rows}.hash), 0)`
-const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (${VERSIONED_SUMMARY_ROWS()}) c)`
+export const VERSION_OF = (rows: Sql): Sql =>
+  sql`coalesce(sum(${rows}.changes), 0) || ':' || coalesce(max(${rows}.version), 0) || ':' || coalesce(bit_xor(${rows}.hash), 0)`
+const SUMMARY_VERSION = sql`(SELECT ${VERSION_OF(sql`c`)} FROM (${VERSIONED_SUMMARY_ROWS()}) c)`
 
 /**
  * A small job's weekly bins, from its screens (an index-only range scan of `(job_id, status,
@@ -68,13 +68,13 @@ const SUMMARY_VERSION = PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FR
  * json_build_array writes it too), or null. With `weeks`, only the bins of those weeks; the
  * condition is in the text only then, where it costs an evaluation per screen.
  */
-export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => BINS_TEXT(PrismaSql.sql`(
+export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): Sql => BINS_TEXT(sql`(
         SELECT date_trunc('week', zone_local_time(s.completed_at, rules.transitions, rules.offsets)) AS week, count(*)::int AS completed,
                count(s.score)::int AS scored, coalesce(sum(s.score::text::numeric), 0) AS score_sum
         FROM rules, screens s
         WHERE s.job_id = j.id AND s.status = 'completed'
         GROUP BY 1
-      ) w`, weeks !== undefined ? PrismaSql.sql`w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : undefined)
+      ) w`, weeks !== undefined ? sql`w.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : undefined)
 
 /**
  * A job's (`j`, its counts `st`, the rules `found`) bins column: from its summaries above
@@ -83,9 +83,9 @@ export const SMALL_JOB_BINS = (weeks: WeekRange | undefined): PrismaSql.Sql => B
  * for both periods (JOB_COMPARISON, joined as `comparison`). Not read where `known` holds (the
  * caller keeps the answer of the version the statement reads: the batch's kept answers).
  */
-export const JOB_BINS = (rules: ZoneRulesRef, weeks: WeekRange | undefined, screensReadMax: number, compare: ComparisonWindow | undefined, known?: PrismaSql.Sql): PrismaSql.Sql => compare !== undefined
-  ? PrismaSql.sql`comparison.*`
-  : PrismaSql.sql`CASE WHEN j.id IS NULL OR NOT found.rules_found${known === undefined ? PrismaSql.empty : PrismaSql.sql` OR ${known}`} THEN NULL
+export const JOB_BINS = (rules: ZoneRulesRef, weeks: WeekRange | undefined, screensReadMax: number, compare: ComparisonWindow | undefined, known?: Sql): Sql => compare !== undefined
+  ? sql`comparison.*`
+  : sql`CASE WHEN j.id IS NULL OR NOT found.rules_found${known === undefined ? empty : sql` OR ${known}`} THEN NULL
                 WHEN st.completed > ${screensReadMax}::int
                   THEN job_weekly_bins_in_zone(j.id, ${rules.set}, ${rules.zone}, ${weeks?.first ?? null}::timestamp, ${weeks?.last ?? null}::timestamp)
                 ELSE ${SMALL_JOB_BINS(weeks)} END AS bins`
@@ -122,7 +122,7 @@ export const AnalyticsRow = Type.Object({
 const VersionRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
 
 /** Whether the database has the rules of `rules.zone` in the set `rules.set` (zone_rules). */
-export const RULES_FOUND = (rules: ZoneRulesRef): PrismaSql.Sql => PrismaSql.sql`EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone})`
+export const RULES_FOUND = (rules: ZoneRulesRef): Sql => sql`EXISTS (SELECT FROM zone_rules WHERE rule_set = ${rules.set} AND zone = ${rules.zone})`
 
 /**
  * A job's screens by status and its completed screens binned by the Monday of their
@@ -154,7 +154,7 @@ export async function jobAnalyticsText (reader: SqlReader, organizationId: strin
   // One row, the bins as the text of one JSON array of [week, count, average]: each row of a
   // raw result costs more than its bytes, and the text goes into the answer as it is.
   const screensReadMax = options.screensReadMax ?? 0
-  const rows = await reader.rows(AnalyticsRow, PrismaSql.sql`
+  const rows = await reader.rows(AnalyticsRow, sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone}))
     SELECT found.rules_found, j.id AS job_id, st.completed, st.in_progress, st.expired, st.version,
            ${JOB_BINS(rules, weeks, screensReadMax, compare)}
@@ -162,10 +162,10 @@ export async function jobAnalyticsText (reader: SqlReader, organizationId: strin
     LEFT JOIN jobs j ON j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(completed), 0)::int AS completed, coalesce(sum(in_progress), 0)::int AS in_progress,
-             coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(PrismaSql.sql`c`)} AS version
-      FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, `)}) c
+             coalesce(sum(expired), 0)::int AS expired, ${VERSION_OF(sql`c`)} AS version
+      FROM (${VERSIONED_SUMMARY_ROWS(sql`completed, in_progress, expired, `)}) c
     ) st ON true
-    ${compare === undefined ? PrismaSql.empty : JOB_COMPARISON(rules, compare, screensReadMax)}`)
+    ${compare === undefined ? empty : JOB_COMPARISON(rules, compare, screensReadMax)}`)
   const row = rows[0]!
   if (!row.rules_found) throw new ZoneRulesMissing(rules)
   if (row.job_id === null) return null
@@ -190,8 +190,8 @@ export async function jobAnalytics (reader: SqlReader, organizationId: string, j
  * computed one would be, so that rules gone from the database are noticed (and stored again).
  */
 export async function analyticsVersion (reader: SqlReader, organizationId: string, jobId: string, rules?: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean } | null> {
-  const rows = await reader.rows(VersionRow, PrismaSql.sql`
-    SELECT ${SUMMARY_VERSION} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found
+  const rows = await reader.rows(VersionRow, sql`
+    SELECT ${SUMMARY_VERSION} AS version, ${rules === undefined ? sql`true` : RULES_FOUND(rules)} AS rules_found
     FROM jobs j WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
   const row = rows[0]
   return row === undefined ? null : { version: row.version, rulesFound: row.rules_found }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../../db/sql.js'
 import { averageOf } from '../job/rows.js'
 import { BINS_TEXT } from '../analytics/bins-text.js'
 import { COMPARISON, ComparisonColumns, comparisonOf } from '../analytics/comparison-sql.js'
@@ -30,7 +30,7 @@ const RollupRow = Type.Object({
 const VersionRow = Type.Object({ version: Type.String(), rules_found: Type.Boolean() })
 
 /** The selected jobs (`j.id`), the caller's only. */
-const SELECTED = ({ organizationId, statuses, userId }: JobSelection): PrismaSql.Sql => PrismaSql.sql`
+const SELECTED = ({ organizationId, statuses, userId }: JobSelection): Sql => sql`
     SELECT j.id FROM jobs j
     WHERE j.organization_id = ${organizationId}::uuid
       AND (${statuses?.join(',') ?? null}::text IS NULL OR j.status::text = ANY (string_to_array(${statuses?.join(',') ?? null}::text, ',')))
@@ -48,14 +48,14 @@ const wholeOrganization = ({ statuses, userId }: JobSelection): boolean => statu
  * so that an unselected job's writes keep its 304: a hash join would read every
  * organization's summaries (docs/decisions.md, "Dashboards: answers kept").
  */
-const SELECTION_VERSION = (selected: PrismaSql.Sql, selection: JobSelection): PrismaSql.Sql => PrismaSql.sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
+const SELECTION_VERSION = (selected: Sql, selection: JobSelection): Sql => sql`(SELECT count(*) || ':' || coalesce(bit_xor(uuid_hash_extended(j.id, 0)), 0) FROM ${selected} j)
       || '/' || ${wholeOrganization(selection)
-        ? PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM (
+        ? sql`(SELECT ${VERSION_OF(sql`c`)} FROM (
         SELECT changes, version, changes_hash AS hash FROM organization_screen_stats WHERE organization_id = ${selection.organizationId}::uuid
         UNION ALL
         SELECT 1, d.changed_at, hashint8extended(d.id, 0) FROM screen_summary_deltas d JOIN jobs dj ON dj.id = d.job_id
         WHERE dj.organization_id = ${selection.organizationId}::uuid) c)`
-        : PrismaSql.sql`(SELECT ${VERSION_OF(PrismaSql.sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`}`
+        : sql`(SELECT ${VERSION_OF(sql`c`)} FROM ${selected} j CROSS JOIN LATERAL (${VERSIONED_SUMMARY_ROWS()}) c)`}`
 
 /**
  * The rollup of the selected jobs, as one job's figures: the counts and the overall mean from
@@ -71,7 +71,7 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
   const weeks = compare?.weeks ?? options.weeks
   const splitAt = compare?.splitAt
   const screensReadMax = options.screensReadMax ?? 0
-  const [row] = await reader.rows(RollupRow, PrismaSql.sql`
+  const [row] = await reader.rows(RollupRow, sql`
     WITH rules AS MATERIALIZED (SELECT * FROM zone_rules_of(${rules.set}, ${rules.zone})),
     found AS MATERIALIZED (SELECT ${RULES_FOUND(rules)} AS rules_found),
     jobs_figures AS MATERIALIZED (
@@ -80,7 +80,7 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
       CROSS JOIN LATERAL (
         SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
                coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum
-        FROM (${VERSIONED_SUMMARY_ROWS(PrismaSql.sql`completed, in_progress, expired, scored, score_sum, `)}) c
+        FROM (${VERSIONED_SUMMARY_ROWS(sql`completed, in_progress, expired, scored, score_sum, `)}) c
       ) st
     ),
     parts AS (
@@ -96,17 +96,17 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
     week_sums AS (
       SELECT p.week, sum(p.completed)::int AS completed, sum(p.scored)::int AS scored, coalesce(sum(p.score_sum), 0) AS score_sum
       FROM parts p
-      ${weeks !== undefined ? PrismaSql.sql`WHERE p.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : PrismaSql.empty}
+      ${weeks !== undefined ? sql`WHERE p.week BETWEEN ${weeks.first}::timestamp AND ${weeks.last}::timestamp` : empty}
       GROUP BY p.week
     )
     SELECT found.rules_found, (SELECT count(*) FROM jobs_figures)::int AS job_count,
            t.completed::int AS completed, t.in_progress::int AS in_progress, t.expired::int AS expired,
-           ${averageOf(PrismaSql.sql`t.score_sum`, PrismaSql.sql`t.scored`)}::text AS average,
-           ${SELECTION_VERSION(PrismaSql.sql`jobs_figures`, selection)} AS version,
-           ${splitAt === undefined ? PrismaSql.sql`${BINS_TEXT(PrismaSql.sql`week_sums w`)} AS bins` : PrismaSql.sql`comparison.*`}
+           ${averageOf(sql`t.score_sum`, sql`t.scored`)}::text AS average,
+           ${SELECTION_VERSION(sql`jobs_figures`, selection)} AS version,
+           ${splitAt === undefined ? sql`${BINS_TEXT(sql`week_sums w`)} AS bins` : sql`comparison.*`}
     FROM found, (SELECT coalesce(sum(completed), 0) AS completed, coalesce(sum(in_progress), 0) AS in_progress, coalesce(sum(expired), 0) AS expired,
                         coalesce(sum(scored), 0) AS scored, coalesce(sum(score_sum), 0) AS score_sum FROM jobs_figures) t
-         ${splitAt === undefined ? PrismaSql.empty : PrismaSql.sql`CROSS JOIN LATERAL (${COMPARISON(splitAt)}) comparison`}`)
+         ${splitAt === undefined ? empty : sql`CROSS JOIN LATERAL (${COMPARISON(splitAt)}) comparison`}`)
   if (!row!.rules_found) throw new ZoneRulesMissing(rules)
   const { job_count: jobCount, completed, in_progress: inProgress, expired, average, bins, version } = row!
   return { jobCount, averageScore: average, byStatus: { completed, in_progress: inProgress, expired }, bins, version, ...(compare !== undefined ? { comparison: comparisonOf(row!) } : {}) }
@@ -119,8 +119,8 @@ export async function organizationAnalyticsText (reader: SqlReader, selection: J
 export async function organizationAnalyticsVersion (reader: SqlReader, selection: JobSelection, rules?: ZoneRulesRef): Promise<{ version: string, rulesFound: boolean }> {
   // The selection read once: inline where the version reads it once (all the jobs), kept where twice.
   const once = wholeOrganization(selection)
-  const [row] = await reader.rows(VersionRow, PrismaSql.sql`
-    ${once ? PrismaSql.empty : PrismaSql.sql`WITH selected AS MATERIALIZED (${SELECTED(selection)})`}
-    SELECT ${SELECTION_VERSION(once ? PrismaSql.sql`(${SELECTED(selection)})` : PrismaSql.sql`selected`, selection)} AS version, ${rules === undefined ? PrismaSql.sql`true` : RULES_FOUND(rules)} AS rules_found`)
+  const [row] = await reader.rows(VersionRow, sql`
+    ${once ? empty : sql`WITH selected AS MATERIALIZED (${SELECTED(selection)})`}
+    SELECT ${SELECTION_VERSION(once ? sql`(${SELECTED(selection)})` : sql`selected`, selection)} AS version, ${rules === undefined ? sql`true` : RULES_FOUND(rules)} AS rules_found`)
   return { version: row!.version, rulesFound: row!.rules_found }
 }

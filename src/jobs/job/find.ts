@@ -1,10 +1,10 @@
 import type { SqlReader } from '../../db/rows.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { sql } from '../../db/sql.js'
 import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats } from './rows.js'
 
 /** A job with its counts; null when not the caller's. One statement (rows.ts). */
 export async function findJob (reader: SqlReader, organizationId: string, jobId: string): Promise<JobWithStats | null> {
-  const rows = await reader.rows(JobWithStatsRowSchema, PrismaSql.sql`${jobsWithStats(PrismaSql.sql`jobs`)}
+  const rows = await reader.rows(JobWithStatsRowSchema, sql`${jobsWithStats(sql`jobs`)}
     WHERE j.id = ${jobId}::uuid AND j.organization_id = ${organizationId}::uuid`)
   return rows[0] === undefined ? null : withStats(rows[0])
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../../db/row-schemas.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { empty, sql, type Sql } from '../../db/sql.js'
 import { JobStatus } from '../../generated/prisma/enums.js'
 
 // A job with its counts as the statements read it: the SQL every read of jobs shares (get job,
@@ -60,15 +60,15 @@ export interface JobWithStats {
  * trim_scale makes the division's precision depend on the sum's value only, not on the
  * scale it carries from additions (numeric keeps the largest scale it has seen).
  */
-export const averageOf = (sum: PrismaSql.Sql, count: PrismaSql.Sql): PrismaSql.Sql =>
-  PrismaSql.sql`(trim_scale(${sum}) / nullif(${count}, 0))::float8`
+export const averageOf = (sum: Sql, count: Sql): Sql =>
+  sql`(trim_scale(${sum}) / nullif(${count}, 0))::float8`
 
 /**
  * A job's (`j.id`) figures as stored: its summary rows plus the deltas not yet folded into them
  * (migration 20261123200000_summary_deltas). Their sum is exact at every instant; a writer
  * appends deltas and never touches a summary row.
  */
-const SUMMARY_ROWS = (columns: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`
+const SUMMARY_ROWS = (columns: Sql): Sql => sql`
   SELECT ${columns} FROM job_screen_stats WHERE job_id = j.id
   UNION ALL
   SELECT ${columns} FROM screen_summary_deltas WHERE job_id = j.id`
@@ -78,7 +78,7 @@ const SUMMARY_ROWS = (columns: PrismaSql.Sql): PrismaSql.Sql => PrismaSql.sql`
  * plus `more` (`, column…` of the source): the lateral subqueries run once per job of the
  * source, each an index scan of that job's few rows (questions; at most 8 slots of summary).
  */
-export const jobsWithStats = (source: PrismaSql.Sql, more: PrismaSql.Sql = PrismaSql.empty): PrismaSql.Sql => PrismaSql.sql`
+export const jobsWithStats = (source: Sql, more: Sql = empty): Sql => sql`
   SELECT j.id, j.user_id AS "userId", j.title, j.company_name AS "companyName", j.description,
          j.status::text AS status, j.slug, j.share_token AS "shareToken", j.logo_url AS "logoUrl",
          j.brand_color AS "brandColor", j.show_service_branding AS "showServiceBranding",
@@ -87,8 +87,8 @@ export const jobsWithStats = (source: PrismaSql.Sql, more: PrismaSql.Sql = Prism
   FROM ${source} j
   CROSS JOIN LATERAL (SELECT count(*)::int AS count FROM questions WHERE job_id = j.id) q
   CROSS JOIN LATERAL (
-    SELECT coalesce(sum(in_progress + completed + expired), 0)::int AS count, ${averageOf(PrismaSql.sql`sum(score_sum)`, PrismaSql.sql`sum(scored)`)} AS average
-    FROM (${SUMMARY_ROWS(PrismaSql.sql`in_progress, completed, expired, scored, score_sum`)}) st
+    SELECT coalesce(sum(in_progress + completed + expired), 0)::int AS count, ${averageOf(sql`sum(score_sum)`, sql`sum(scored)`)} AS average
+    FROM (${SUMMARY_ROWS(sql`in_progress, completed, expired, scored, score_sum`)}) st
   ) s`
 
 /** A JobWithStatsRow (and any other columns, dropped) as the job and its counts. */

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull, OrNullColumns } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { empty, sql } from '../../db/sql.js'
 import type { JobStatus } from '../../generated/prisma/enums.js'
 import { pageSize } from '../../db/page-size.js'
 import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/rows.js'
@@ -28,19 +28,19 @@ export async function listJobs (reader: SqlReader, organizationId: string, optio
   // first `limit` only. The page is joined to one row of what the statement could see
   // (SYNC_POINT, for the walk's sync token; the first page also reads the database's history),
   // so that an empty page has it too, from the same snapshot as its (absent) rows.
-  const rows = await reader.rows(ListPageRow, PrismaSql.sql`
+  const rows = await reader.rows(ListPageRow, sql`
     WITH page AS (
       SELECT * FROM jobs j
       WHERE j.organization_id = ${organizationId}::uuid
-        ${status !== undefined ? PrismaSql.sql`AND j.status = ${status}::job_status` : PrismaSql.empty}
-        ${after !== undefined ? PrismaSql.sql`AND (j.created_at, j.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : PrismaSql.empty}
+        ${status !== undefined ? sql`AND j.status = ${status}::job_status` : empty}
+        ${after !== undefined ? sql`AND (j.created_at, j.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : empty}
       ORDER BY j.created_at DESC, j.id DESC
       LIMIT ${pageSize(options.limit + 1)}
     )
     SELECT point.*, r.* FROM (${SYNC_POINT(after === undefined && status === undefined)}) point LEFT JOIN (
       ${jobsWithStats(
-        PrismaSql.sql`(SELECT *, (SELECT count(*) FROM page) > ${limit} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${limit})`,
-        PrismaSql.sql`, j.more AS "hasMore"`
+        sql`(SELECT *, (SELECT count(*) FROM page) > ${limit} AS more FROM page ORDER BY created_at DESC, id DESC LIMIT ${limit})`,
+        sql`, j.more AS "hasMore"`
       )}
     ) r ON true
     ORDER BY r."createdAt" DESC, r.id DESC`)

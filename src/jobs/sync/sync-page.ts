@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { OrNullColumns } from '../../db/row-schemas.js'
 import type { SqlReader } from '../../db/rows.js'
-import { Prisma as PrismaSql } from '../../generated/prisma/client.js'
+import { sql } from '../../db/sql.js'
 import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/rows.js'
 import { PageFactsColumns, pageFacts, pageStatement, type LogPage, type PageOptions } from '../../changes/log-page.js'
 
@@ -22,8 +22,8 @@ const SyncPageRow = Type.Composite([OrNullColumns(JobWithStatsRowSchema), Type.O
 /** One page of the jobs changed since `since` after `after`, with their counts (pageStatement). */
 export async function syncPage (reader: SqlReader, organizationId: string, options: PageOptions): Promise<SyncPage> {
   const rows = await reader.rows(SyncPageRow, pageStatement(organizationId, options, (changed, org) => jobsWithStats(
-    PrismaSql.sql`(SELECT p.job_id AS changed_id, p.first, p.last_xid, jobs.* FROM ${changed} p LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
-    PrismaSql.sql`, j.changed_id AS "changedId", j.first, j.last_xid AS "changedXid"`
+    sql`(SELECT p.job_id AS changed_id, p.first, p.last_xid, jobs.* FROM ${changed} p LEFT JOIN jobs ON jobs.id = p.job_id AND jobs.organization_id = ${org})`,
+    sql`, j.changed_id AS "changedId", j.first, j.last_xid AS "changedXid"`
   )))
   const listed = rows.filter(row => row.changedId !== null)
   return {
