@@ -37,10 +37,6 @@ export default {
     // CORS is off: this is a server-to-server API and Swagger UI is served from the same
     // origin, so no response carries Access-Control-Allow-Origin and none is documented.
     'owasp:api8:2023-define-cors-origin': 'off',
-    // The committed document has no servers on purpose: the base URL is the deployment's
-    // (PUBLIC_URL puts it in the served document), and `/`, the only host-independent
-    // entry, made a generator build `//api/me` (docs/decisions.md, "servers").
-    'oas3-api-servers': 'off',
     // Replaced by security-roles-defined, which knows the roles of a bearer scheme (above).
     'oas3-operation-security-defined': 'off',
     'security-roles-defined': {

@@ -85,11 +85,21 @@ t.test('Swagger UI is served at /docs', async t => {
   t.match(init.body, /persistAuthorization/)
 })
 
-t.test('servers: PUBLIC_URL when set; otherwise none (not `/`, which generators joined into `//api/me`)', async t => {
-  t.equal(doc.servers, undefined, 'no PUBLIC_URL: no servers entry')
+t.test('servers: `/` always (the origin the document is served from), after PUBLIC_URL when set', async t => {
+  const sameOrigin = { url: '/', description: 'The origin this document is served from (local or production)', 'x-internal': false }
+  t.same(doc.servers, [sameOrigin], 'no PUBLIC_URL: the relative entry alone')
   const { app: deployed } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.screening.example' } })
   const served = (await deployed.inject({ url: '/openapi.json' })).json()
-  t.same(served.servers, [{ url: 'https://api.screening.example', description: 'This deployment (production)', 'x-internal': false }])
+  t.same(served.servers, [{ url: 'https://api.screening.example', description: 'This deployment (production)', 'x-internal': false }, sameOrigin])
   const committed = (await import('../openapi/openapi.json', { with: { type: 'json' } })).default as { servers?: unknown }
-  t.equal(committed.servers, undefined, 'the committed document has none either')
+  t.same(committed.servers, [sameOrigin], 'the committed document has the relative entry (Redocly\'s no-empty-servers)')
+})
+
+t.test('the intro and the Authorize dialog are written for a partner: no operator\'s command or variable', async t => {
+  for (const text of [doc.info.description, doc.components.securitySchemes.bearerAuth.description] as string[]) {
+    t.notMatch(text, /npm run|create-key|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/, 'no npm command, no environment variable')
+    t.match(text, /admin/, 'a key comes from the organization\'s admin')
+    for (const scope of ['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write']) t.match(text, scope)
+  }
+  t.same(doc.tags.map((tag: { name: string }) => tag.name), ['Jobs', 'Analytics', 'Account', 'Webhook endpoints'], 'one tag per family; none named like the webhooks section, whose events have no tag')
 })

@@ -18,7 +18,7 @@ import type { Webhooks } from './service.js'
 // An endpoint's deliveries: the record of every attempt, and sending events again (issue 41).
 
 const NOT_FOUND = { 404: 'No such endpoint (or attempt) in the caller\'s organization.' }
-const tags = ['Webhooks']
+const tags = ['Webhook endpoints']
 // What a timestamp may be (RFC 3339's years, in UTC): year 0, which an offset can reach, is
 // not PostgreSQL's.
 const EARLIEST = Date.parse('0001-01-01T00:00:00Z')

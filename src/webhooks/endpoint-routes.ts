@@ -32,7 +32,7 @@ export const knownFieldsOnly = (schema: { properties: Record<string, unknown> })
 }
 const NOT_FOUND = { 404: 'No such endpoint in the caller\'s organization (missing, or another organization\'s).' }
 const BODY_400 = { 400: 'A path, query or body value is invalid (`details` names each one): a URL that is not https, or not at a public address, is refused here.' }
-const tags = ['Webhooks']
+const tags = ['Webhook endpoints']
 
 const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: SignedJson }> = async (app, { webhooks, signer }) => {
   const cursors = new ListCursors(signer, 'webhook-endpoints')

@@ -15,7 +15,7 @@ const eventTypeRoutes: FastifyPluginAsyncTypebox = async app => {
       operationId: 'listWebhookEventTypes',
       summary: 'List the webhook event types',
       description: 'Every event type an endpoint may be sent, with what it means and whether an endpoint chooses it in `events` (`subscribable`) or is sent it whatever it chose. The same catalogue as the document\'s `webhooks`. Needs `webhooks:read`.',
-      tags: ['Webhooks'],
+      tags: ['Webhook endpoints'],
       security: [{ bearerAuth: ['webhooks:read'] }],
       headers: ConditionalHeaders,
       response: {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Locator, Page } from 'playwright-core'
+import { SCOPES } from '../../src/auth/scopes.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/open-database.js'
 import { demoId } from '../../src/demo/seed.js'
@@ -16,6 +17,8 @@ import { startServer } from '../helpers/server-process.js'
 // Screenshots go to test-output/swagger-ui/ (git-ignored).
 
 const SHOTS = fileURLToPath(new URL('../../test-output/swagger-ui/', import.meta.url))
+/** The expanded get job, from its summary to its last documented response, at 1280 px wide (about 7,000 before issue 58). */
+const GET_JOB_MAX_PX = 2_500
 
 /** Opens the Authorize dialog, logs out if a key is set, applies `key` and closes the dialog. */
 async function authorize (page: Page, key: string): Promise<void> {
@@ -84,6 +87,41 @@ t.test('Swagger UI: authorize, try getJob and getJobAnalytics, persist, switch t
   const authState = async (): Promise<string[]> => (await authButton.getAttribute('class') ?? '').split(/\s+/)
   t.ok((await authState()).includes('unlocked'), 'a first visit is not authorized')
 
+  await t.test('the first screen is written for a partner', async t => {
+    await page.screenshot({ path: join(SHOTS, 'first-screen.png') })
+    const intro = await page.locator('.information-container .info .description').innerText()
+    for (const family of ['Jobs', 'Sync', 'Analytics', 'Webhook endpoints', 'Webhooks', 'GET /api/me']) t.match(intro, family, `the intro names ${family}`)
+    for (const scope of SCOPES) t.match(intro, scope, `the intro lists the scope ${scope}`)
+    t.match(intro, /Ask your organization's admin for an API key/, 'a key comes from the organization\'s admin')
+    t.notMatch(intro, /npm run|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/, 'no operator\'s command, no environment variable')
+  })
+
+  await t.test('one heading per family: the endpoints\' tag and the Webhooks section apart', async t => {
+    const tags = (await page.locator('.opblock-tag-section .opblock-tag').allInnerTexts()).map(text => text.split('\n')[0]!.trim())
+    t.same(tags, ['Jobs', 'Analytics', 'Account', 'Webhook endpoints'])
+    const headings = [...tags, ...(await page.locator('.swagger-ui h2, .swagger-ui h3, .swagger-ui h4').allInnerTexts()).map(text => text.split('\n')[0]!.trim())]
+    t.equal(headings.filter(text => text === 'Webhooks').length, 1, 'one "Webhooks" heading: the events\' section')
+  })
+
+  await t.test('servers: the relative entry, which Try it out sends to this origin', async t => {
+    t.same(await page.locator('.servers select option').allInnerTexts(), ['/ - The origin this document is served from (local or production)'])
+  })
+
+  await t.test('get job expanded stays readable: error responses one line each', async t => {
+    const op = page.locator('#operations-Jobs-getJob')
+    await op.locator('.opblock-summary-control').click()
+    await op.locator('table.responses-table tr.response[data-code="404"]').waitFor()
+    const height = (await op.boundingBox())!.height
+    t.ok(height < GET_JOB_MAX_PX, `expanded get job: ${Math.round(height)} px (bound ${GET_JOB_MAX_PX})`)
+    t.comment(`swagger ui figures: expanded get job ${Math.round(height)} px tall`)
+    const notFound = op.locator('table.responses-table tr.response[data-code="404"]')
+    t.equal(await notFound.locator('.headers-wrapper').count(), 0, 'a 404 collapsed: no headers shown')
+    await notFound.getByRole('button', { name: 'Example and headers' }).click()
+    await notFound.locator('.headers-wrapper').waitFor()
+    t.match(await notFound.innerText(), '"code": "not_found"', 'its button shows its example')
+    await op.locator('.opblock-summary-control').click()
+  })
+
   await t.test('authorize with the Pro key', async t => {
     await authorize(page, server.keys.pro)
     t.ok((await authState()).includes('locked'), 'the Authorize button shows the locked state')
@@ -96,6 +134,7 @@ t.test('Swagger UI: authorize, try getJob and getJobAnalytics, persist, switch t
     t.match(r.body, '"title": "Senior Backend Engineer"')
     t.match(r.body, `"id": "${server.sampleJobId}"`)
     t.match(r.curl, `Authorization: Bearer ${server.keys.pro}`, 'the request carried the Pro key')
+    t.match(r.curl, `${server.baseUrl}/api/jobs/${server.sampleJobId}`, 'the servers entry `/`: sent to this origin, one slash')
   })
 
   await t.test('Try it out: getJobAnalytics renders the analytics', async t => {

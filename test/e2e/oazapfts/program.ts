@@ -22,8 +22,8 @@ function check (holds: boolean, what: string): void {
   console.log(`ok: ${what}`)
 }
 
-// The document has no servers entry (PUBLIC_URL unset): the generated default base URL is
-// oazapfts' own, and a path built from it is the path alone, as a browser page would
+// The document's servers entry is `/` (PUBLIC_URL unset): the generated default base URL is
+// taken from it, and a path built from it is the path alone, as a browser page would
 // resolve it, not `//api/me`.
 const built: string[] = []
 const sameOrigin = { ...pro, fetch: async (url: RequestInfo | URL, init?: RequestInit) => { built.push(String(url)); return await fetch(new URL(String(url), apiUrl), init) } }
