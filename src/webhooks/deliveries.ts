@@ -1,4 +1,7 @@
+import { Type, type Static } from '@sinclair/typebox'
 import type { Prisma } from '../db/database.js'
+import { OrNull } from '../db/row-schemas.js'
+import type { SqlReader } from '../db/rows.js'
 import { empty, sql, type Sql } from '../db/sql.js'
 import type { WebhookDelivery } from '../schemas/webhooks.js'
 
@@ -25,7 +28,23 @@ export const batchAttempts = (batches: Sql, cap: number | undefined, after?: { a
 const COLUMNS = sql`id, event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt, outcome,
   status_code AS "statusCode", error, duration_ms AS "durationMs", attempted_at AS "attemptedAt", next_attempt_at AS "nextAttemptAt", trace_id AS "traceId"`
 
-interface Row { id: string, eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number, outcome: string, statusCode: number | null, error: string | null, durationMs: number | null, attemptedAt: Date, nextAttemptAt: Date | null, traceId: string | null }
+/** An attempt as COLUMNS names it, from either table (test/db/row-types.test.ts checks it). */
+const DeliveryRow = Type.Object({
+  id: Type.String(),
+  eventId: Type.String(),
+  eventType: Type.String(),
+  jobId: OrNull(Type.String()),
+  eventAt: Type.Date(),
+  attempt: Type.Integer(),
+  outcome: Type.String(),
+  statusCode: OrNull(Type.Integer()),
+  error: OrNull(Type.String()),
+  durationMs: OrNull(Type.Integer()),
+  attemptedAt: Type.Date(),
+  nextAttemptAt: OrNull(Type.Date()),
+  traceId: OrNull(Type.String()),
+})
+type Row = Static<typeof DeliveryRow>
 
 const present = (row: Row): WebhookDelivery => ({
   id: row.id,
@@ -49,20 +68,20 @@ export async function endpointState (prisma: Prisma, organizationId: string, end
 }
 
 /** A page of an endpoint's attempts, newest first (the endpoint must be the caller's: endpointState first). */
-export async function listDeliveries (prisma: Prisma, endpointId: string, limit: number, after?: { at: Date, id: string }): Promise<{ deliveries: WebhookDelivery[], last?: { at: Date, id: string }, hasMore: boolean }> {
+export async function listDeliveries (reader: SqlReader, endpointId: string, limit: number, after?: { at: Date, id: string }): Promise<{ deliveries: WebhookDelivery[], last?: { at: Date, id: string }, hasMore: boolean }> {
   // Newest first in each table (the batches: at most limit + 1 of them, and of each at most
   // limit + 1 attempts), then together.
   const take = limit + 1
   const before = after === undefined ? sql`true` : sql`(attempted_at, id) < (${after.at}::timestamptz, ${after.id}::uuid)`
   // A batch with an attempt before the cursor (its id's last 16 bits aside, at most the cursor's).
   const batchBefore = after === undefined ? sql`true` : sql`(attempted_at, id) <= (${after.at}::timestamptz, overlay(${after.id}::uuid::text placing 'ffff' from 33)::uuid)`
-  const rows = await prisma.$queryRaw<Row[]>`
+  const rows = await reader.rows(DeliveryRow, sql`
     SELECT ${COLUMNS} FROM (
       (SELECT id, event_id, event_type, job_id, event_at, attempt, outcome, status_code, error, duration_ms, attempted_at, next_attempt_at, trace_id
        FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND ${before} ORDER BY attempted_at DESC, id DESC LIMIT ${take})
       UNION ALL
       ${batchAttempts(sql`SELECT * FROM webhook_delivery_batches WHERE endpoint_id = ${endpointId}::uuid AND ${batchBefore} ORDER BY attempted_at DESC, id DESC LIMIT ${take}`, take, after)}
-    ) attempts ORDER BY attempted_at DESC, id DESC LIMIT ${take}`
+    ) attempts ORDER BY attempted_at DESC, id DESC LIMIT ${take}`)
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   return { deliveries: page.map(present), hasMore: rows.length > limit, ...(last !== undefined ? { last: { at: last.attemptedAt, id: last.id } } : {}) }

@@ -53,7 +53,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, endpointId)
     if (cursor !== undefined && after === undefined) throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this list (altered, or made for another endpoint)' }])
     if (await endpointState(app.prisma, organizationId, endpointId) === null) throw endpointNotFound()
-    const page = await listDeliveries(app.prisma, endpointId, limit, after)
+    const page = await listDeliveries(app.database.primary, endpointId, limit, after)
     return { data: page.deliveries, next_cursor: page.hasMore && page.last !== undefined ? cursors.encode(organizationId, endpointId, page.last) : null }
   })
 

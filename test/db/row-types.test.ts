@@ -16,6 +16,7 @@ import { changesPage } from '../../src/changes/changes-page.js'
 import { syncPage } from '../../src/jobs/sync/sync-page.js'
 import { quietSince } from '../../src/changes/quiet.js'
 import { leaseEndpoints } from '../../src/webhooks/batch.js'
+import { listDeliveries } from '../../src/webhooks/deliveries.js'
 import { deliveryEndpoint } from '../../src/webhooks/delivery-endpoint.js'
 import { dispatchCandidates } from '../../src/webhooks/dispatch-candidates.js'
 import { recordTestAttempt } from '../../src/webhooks/test-event.js'
@@ -72,6 +73,8 @@ await capture('organizationAnalyticsVersion', async r => await organizationAnaly
 await capture('analyticsVersion', async r => await analyticsVersion(r, ORG, JOB))
 await capture('analyticsVersion, with the rules', async r => await analyticsVersion(r, ORG, JOB, rules))
 await capture('deliveryEndpoint', async r => await deliveryEndpoint(r, JOB))
+await capture('listDeliveries', async r => await listDeliveries(r, JOB, 20))
+await capture('listDeliveries, a later page', async r => await listDeliveries(r, JOB, 20, { at: new Date(), id: JOB }))
 await capture('dispatchCandidates', async r => await dispatchCandidates(r))
 await capture('leaseEndpoints', async r => await leaseEndpoints(r, [JOB], 1000))
 await capture('recordTestAttempt', async r => await recordTestAttempt(r, JOB, new Date(), { event: { id: 'msg_test', type: 'webhook.test', subject: JOB, at: new Date().toISOString(), attempt: 1 }, outcome: 'delivered', statusCode: 204, error: null, durationMs: 1, nextAttemptAt: null }))
