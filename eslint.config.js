@@ -30,7 +30,7 @@ export default [
   },
   {
     // Past 60 today, to be split (issue 58): their rule waits for them, no other file's does.
-    files: ['src/db/listen.ts', 'src/webhooks/delivery-routes.ts', 'src/webhooks/endpoint-routes.ts'],
+    files: ['src/db/listen.ts'],
     rules: { 'max-lines-per-function': 'off' },
   },
 ]
