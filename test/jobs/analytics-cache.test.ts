@@ -9,7 +9,7 @@ import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 // ANALYTICS_CACHE_BYTES (src/jobs/analytics/answer-cache.ts): a question asked again is
 // answered from the version of the job's figures; the answer kept is given only while that
 // version is current, and only to a caller whose organization the job is in. Statements are
-// counted from Prisma's query events, as in sql-per-request.test.ts.
+// counted from Prisma's query events, as in test/db/sql-per-request.test.ts.
 
 const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
 const sent: string[] = []

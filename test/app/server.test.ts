@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { startServer } from './helpers/server-process.js'
+import { startServer } from '../helpers/server-process.js'
 
 // `npm start` as a newcomer runs it: a new embedded database, demo data, the printed keys.
 t.test('a first start creates, migrates and seeds the embedded database and prints working keys', async t => {

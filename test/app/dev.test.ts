@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { ConfigSchema } from '../src/config.js'
+import { ConfigSchema } from '../../src/config.js'
 
 // `npm run dev` as a contributor runs it: JSON logs when its output is not a terminal,
 // pino-pretty's when it is (a pseudo-terminal from util-linux's `script`), and a restart

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createJob, createScreens, createTenant, keyWithScopes } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createScreens, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 
 // SQL statements per request, counted from Prisma's query events (what is sent, not what
 // the code looks like it sends). None of a request's statements run concurrently, so each is

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { createApiKey, revokeApiKey } from '../src/admin/commands.js'
-import { buildTestApp } from './helpers/app.js'
-import { createTenant } from './helpers/fixtures.js'
+import { createApiKey, revokeApiKey } from '../../src/admin/commands.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
 
 const { app, prisma } = await buildTestApp(t)
 const pro = await createTenant(prisma)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
+import { buildTestApp } from '../helpers/app.js'
 
 const { app } = await buildTestApp(t)
 const res = await app.inject({ url: '/openapi.json' })
@@ -8,7 +8,7 @@ const doc = res.json()
 t.test('served as OpenAPI 3.1 with the package version', async t => {
   t.equal(res.statusCode, 200)
   t.equal(doc.openapi, '3.1.0')
-  t.equal(doc.info.version, (await import('../package.json', { with: { type: 'json' } })).default.version)
+  t.equal(doc.info.version, (await import('../../package.json', { with: { type: 'json' } })).default.version)
 })
 
 // The scope each operation needs (issue 24), named as a role of its bearer requirement.
@@ -90,6 +90,6 @@ t.test('servers: PUBLIC_URL when set; otherwise none (not `/`, which generators 
   const { app: deployed } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.screening.example' } })
   const served = (await deployed.inject({ url: '/openapi.json' })).json()
   t.same(served.servers, [{ url: 'https://api.screening.example', description: 'This deployment (production)', 'x-internal': false }])
-  const committed = (await import('../openapi/openapi.json', { with: { type: 'json' } })).default as { servers?: unknown }
+  const committed = (await import('../../openapi/openapi.json', { with: { type: 'json' } })).default as { servers?: unknown }
   t.equal(committed.servers, undefined, 'the committed document has none either')
 })

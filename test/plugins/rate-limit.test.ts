@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { apiDatabase, buildTestApp } from './helpers/app.js'
-import { createTestDatabase } from './helpers/database.js'
-import { createTenant } from './helpers/fixtures.js'
-import { redisUrl, skipWithoutRedis } from './helpers/redis.js'
-import { TcpProxy } from './helpers/tcp-proxy.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { createTestDatabase } from '../helpers/database.js'
+import { createTenant } from '../helpers/fixtures.js'
+import { redisUrl, skipWithoutRedis } from '../helpers/redis.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
 
 t.test('per API key: headers on every response, then 429 with Retry-After in the error shape', async t => {
   const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '3' } })

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createTenant } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
 
 const { app, prisma } = await buildTestApp(t)
 const future = new Date(Date.now() + 30 * 86_400_000)
