@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { revokeApiKey } from '../../src/admin/commands.js'
@@ -11,6 +10,7 @@ import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
 import { API_ROLE, createTestDatabase, serverUrl } from '../helpers/database.js'
 import { createTenant, type Tenant } from '../helpers/fixtures.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { sleep } from '../helpers/sleep.js'
 
 // The caller cache's listener proves that it hears (src/db/listen.ts): notifications that
 // never arrive turn the cache off, so a revoked key is refused within seconds, not within

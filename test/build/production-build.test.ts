@@ -19,6 +19,7 @@ import { compose, healthCommand, imageCommand, imageEntrypoint, imageEnv, imageF
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { startServer } from '../helpers/server-process.js'
 import { until } from '../helpers/until.js'
+import { sleep } from '../helpers/sleep.js'
 
 // The image, run outside Docker (CI also builds and runs the real one: deploy/stack-test): its
 // runtime stage's files, environment and commands are read from the Dockerfile, and the
@@ -167,7 +168,7 @@ t.test('against PostgreSQL as the compose file runs it: the migrate command, the
   let ready = 0
   while (ready !== 200 && child.exitCode === null && Date.now() - started < 30_000) {
     ready = await fetch(`${base}/health/ready`).then(r => r.status, () => 0)
-    if (ready !== 200) await new Promise(resolve => setTimeout(resolve, 100))
+    if (ready !== 200) await sleep(100)
   }
   t.equal(ready, 200, 'ready', { output })
   t.equal((await fetch(`${base}/health/live`)).status, 200, '/health/live')

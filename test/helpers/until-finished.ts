@@ -1,4 +1,5 @@
 import type { Prisma } from '../../src/db/database.js'
+import { sleep } from './sleep.js'
 
 /**
  * Waits until no transaction older than `xids` (by default: every transaction that has an id
@@ -12,7 +13,7 @@ export async function untilFinished (prisma: Prisma, xids?: string[]): Promise<v
   for (let tries = 0; tries < 1200; tries++) {
     const [row] = await prisma.$queryRaw<Array<{ xmin: string }>>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`
     if (BigInt(row!.xmin) > after) return
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await sleep(50)
   }
   throw new Error(`a transaction older than ${after} still runs after a minute`)
 }

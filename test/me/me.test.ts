@@ -1,6 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
+import { sleep } from '../helpers/sleep.js'
 
 const { app, prisma } = await buildTestApp(t)
 const future = new Date(Date.now() + 30 * 86_400_000)
@@ -47,7 +48,7 @@ t.test('conditional: an ETag, a 304 for it, a 200 once the answer changes, a 400
   const conditional = async () => await app.inject({ url: '/api/me', headers: { ...tenant.auth, 'if-none-match': etag } })
   let changed = await conditional()
   for (const until = Date.now() + 5000; changed.statusCode === 304 && Date.now() < until;) {
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await sleep(20)
     changed = await conditional()
   }
   t.equal(changed.statusCode, 200, 'a changed name: the new answer')

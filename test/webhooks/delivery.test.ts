@@ -9,7 +9,8 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
 import { openQueue } from '../../src/db/queue.js'
 import { DEAD_DELIVERY_QUEUE } from '../../src/webhooks/delivery-queue.js'
 import { SecretBox } from '../../src/webhooks/secrets.js'
-import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { deliveriesOf, makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 
 // Webhooks delivered (issue 41), on both databases: every change plain SQL writers make
 // reaches every enabled endpoint of its organization, and no other, signed per Standard
