@@ -25,13 +25,9 @@ type App = typeof app
 /** Milliseconds until `url` answers `status`, asking again and again; fails past BOUND_MS. */
 async function until (t: Test, target: App, url: string, tenant: Tenant, status: number): Promise<number> {
   const started = performance.now()
-  for (;;) {
-    const res = await target.inject({ url, headers: tenant.auth })
-    const elapsed = performance.now() - started
-    if (res.statusCode === status) return elapsed
-    if (elapsed > BOUND_MS) { t.fail(`still ${res.statusCode} after ${BOUND_MS} ms, expected ${status}`); return elapsed }
-    await sleep(1)
-  }
+  let last = 0
+  if (!await within(async () => (last = (await target.inject({ url, headers: tenant.auth })).statusCode) === status, BOUND_MS, 1)) t.fail(`still ${last} after ${BOUND_MS} ms, expected ${status}`)
+  return performance.now() - started
 }
 
 async function warm (t: Test, target: App, tenant: Tenant, url = '/api/me'): Promise<void> {
