@@ -8,6 +8,7 @@ import { createTenant } from '../helpers/fixtures.js'
 import { redisUrl, skipWithoutRedis } from '../helpers/redis.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
 import { sleep } from '../helpers/sleep.js'
+import { within } from '../helpers/until.js'
 
 t.test('per API key: headers on every response, then 429 with Retry-After in the error shape', async t => {
   const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '3' } })
@@ -107,10 +108,7 @@ t.test('Redis lost, frozen and back: the API serves throughout, then limits agai
   const back = Date.now()
   const again = await createTenant(prisma)
   let limitedAfter: number | undefined
-  while (limitedAfter === undefined && Date.now() - back < 10_000) {
-    if ((await me(again)).status === 429) limitedAfter = Date.now() - back
-    else await sleep(100)
-  }
+  if (await within(async () => (await me(again)).status === 429, 10_000, 100)) limitedAfter = Date.now() - back
   t.ok(limitedAfter !== undefined, `limits again ${limitedAfter} ms after Redis came back, without a restart`)
 
   proxy.freeze()
