@@ -6,7 +6,7 @@ import type { OrganizationAnalytics } from './organization-analytics.js'
 import type { WebhookDelivery, WebhookEndpoint } from './webhooks.js'
 
 // Examples in the OpenAPI document: shaped like the demo data, checked against their
-// schemas by test/openapi.test.ts.
+// schemas by test/openapi/openapi.test.ts.
 
 export const jobExample: Job = {
   id: '91c1b009-4099-5628-9d13-3aaeb0acf3e9',

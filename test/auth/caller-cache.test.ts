@@ -5,6 +5,8 @@ import { CallerCache, type LoadedCaller } from '../../src/auth/caller-cache.js'
 import { apiDatabase, buildTestApp } from '../helpers/app.js'
 import { assertContract } from '../helpers/contract.js'
 import { createJob, createTenant, type Tenant } from '../helpers/fixtures.js'
+import { sleep } from '../helpers/sleep.js'
+import { within } from '../helpers/until.js'
 
 // The caller cache end to end, on the database the suite runs on (embedded, or the server
 // with TEST_DATABASE_URL). The backstop is set to an hour, so a change that takes effect
@@ -23,13 +25,9 @@ type App = typeof app
 /** Milliseconds until `url` answers `status`, asking again and again; fails past BOUND_MS. */
 async function until (t: Test, target: App, url: string, tenant: Tenant, status: number): Promise<number> {
   const started = performance.now()
-  for (;;) {
-    const res = await target.inject({ url, headers: tenant.auth })
-    const elapsed = performance.now() - started
-    if (res.statusCode === status) return elapsed
-    if (elapsed > BOUND_MS) { t.fail(`still ${res.statusCode} after ${BOUND_MS} ms, expected ${status}`); return elapsed }
-    await new Promise(resolve => setTimeout(resolve, 1))
-  }
+  let last = 0
+  if (!await within(async () => (last = (await target.inject({ url, headers: tenant.auth })).statusCode) === status, BOUND_MS, 1)) t.fail(`still ${last} after ${BOUND_MS} ms, expected ${status}`)
+  return performance.now() - started
 }
 
 async function warm (t: Test, target: App, tenant: Tenant, url = '/api/me'): Promise<void> {
@@ -56,7 +54,7 @@ t.test('an expired key is refused from its expiry on, with nothing written', asy
   const expiring = await createApiKey(prisma, { userId: tenant.userId, expiresAt: new Date(Date.now() + 1500) })
   const auth = { ...tenant, auth: { authorization: `Bearer ${expiring.key}` } }
   await warm(t, app, auth)
-  await new Promise(resolve => setTimeout(resolve, Math.max(0, expiring.expiresAt!.getTime() - Date.now())))
+  await sleep(Math.max(0, expiring.expiresAt!.getTime() - Date.now()))
   t.equal((await app.inject({ url: '/api/me', headers: auth.auth })).statusCode, 401, 'the first request after the expiry')
 })
 
@@ -78,7 +76,7 @@ t.test('a paid period that ends ends Pro access at that instant, with nothing wr
   const job = await createJob(prisma, tenant)
   const url = `/api/jobs/${job.id}/analytics`
   await warm(t, app, tenant, url)
-  await new Promise(resolve => setTimeout(resolve, 1600))
+  await sleep(1600)
   t.equal((await app.inject({ url, headers: tenant.auth })).statusCode, 403)
 })
 
@@ -130,7 +128,7 @@ t.test('a change rolled back changes nothing; last_used_at writes do not clear t
     throw new Error('roll back')
   }).catch(() => {})
   await prisma.apiKey.update({ where: { id: tenant.apiKeyId }, data: { lastUsedAt: new Date() } })
-  await new Promise(resolve => setTimeout(resolve, 100))
+  await sleep(100)
   t.equal(app.callerCache.stats.invalidations, before, 'no notification arrived')
   t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 200)
 })
@@ -141,11 +139,11 @@ t.test('while the listener is cut off nothing is served from the cache; it comes
   const cut = await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'screening-read-api:listen' AND datname = current_database()`
   t.ok(cut[0]!.n >= 1, 'the listener connection was terminated')
   const started = performance.now()
-  while (app.callerCache.enabled && performance.now() - started < BOUND_MS) await new Promise(resolve => setTimeout(resolve, 1))
+  await within(() => !app.callerCache.enabled, BOUND_MS, 1)
   t.notOk(app.callerCache.enabled, 'the cache is off while nothing is heard')
   await revokeApiKey(prisma, { id: tenant.apiKeyId })
   t.equal((await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode, 401, 'a change made meanwhile is seen at once')
-  while (!app.callerCache.enabled && performance.now() - started < 5000) await new Promise(resolve => setTimeout(resolve, 10))
+  await within(() => app.callerCache.enabled, 5000 - (performance.now() - started), 10)
   t.ok(app.callerCache.enabled, 'listening again')
   figures.push(`listener back after ${(performance.now() - started).toFixed(0)} ms`)
 })
@@ -162,7 +160,7 @@ t.test('past the deadline of the last proof of hearing, nothing is served or kep
   t.ok(cache.enabled)
   cache.set('a', caller, cache.version(), Date.now())
   t.equal(cache.get('a', Date.now()), caller, 'served while the proof holds')
-  await new Promise(resolve => setTimeout(resolve, 150))
+  await sleep(150)
   t.notOk(cache.enabled, 'off at the deadline, with no call from the listener')
   t.equal(cache.offReason, 'no_probe')
   t.equal(cache.get('a', Date.now()), undefined, 'not served')

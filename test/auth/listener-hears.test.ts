@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { revokeApiKey } from '../../src/admin/commands.js'
@@ -11,6 +10,8 @@ import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
 import { API_ROLE, createTestDatabase, serverUrl } from '../helpers/database.js'
 import { createTenant, type Tenant } from '../helpers/fixtures.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { sleep } from '../helpers/sleep.js'
+import { within } from '../helpers/until.js'
 
 // The caller cache's listener proves that it hears (src/db/listen.ts): notifications that
 // never arrive turn the cache off, so a revoked key is refused within seconds, not within
@@ -57,18 +58,14 @@ async function appListeningOn (t: Test, listenUrl: string, env: Record<string, s
 /** Milliseconds until `url` answers `status`, asking again and again; fails past `boundMs`. */
 async function until (t: Test, app: App, tenant: Tenant, status: number, boundMs: number): Promise<number> {
   const started = performance.now()
-  for (;;) {
-    const res = await app.inject({ url: '/api/me', headers: tenant.auth })
-    const elapsed = performance.now() - started
-    if (res.statusCode === status) return elapsed
-    if (elapsed > boundMs) { t.fail(`still ${res.statusCode} after ${boundMs} ms, expected ${status}`); return elapsed }
-    await sleep(5)
-  }
+  let last = 0
+  if (!await within(async () => (last = (await app.inject({ url: '/api/me', headers: tenant.auth })).statusCode) === status, boundMs, 5)) t.fail(`still ${last} after ${boundMs} ms, expected ${status}`)
+  return performance.now() - started
 }
 
 async function waitFor (condition: () => boolean, limitMs: number): Promise<number> {
   const started = performance.now()
-  while (!condition() && performance.now() - started < limitMs) await sleep(10)
+  await within(condition, limitMs, 10)
   return performance.now() - started
 }
 

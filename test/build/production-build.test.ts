@@ -18,7 +18,7 @@ import { productionModules } from '../../scripts/production-modules.mjs'
 import { compose, healthCommand, imageCommand, imageEntrypoint, imageEnv, imageFiles, instructions, migrateCommand } from '../helpers/image-spec.js'
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { startServer } from '../helpers/server-process.js'
-import { until } from '../helpers/until.js'
+import { until, within } from '../helpers/until.js'
 
 // The image, run outside Docker (CI also builds and runs the real one: deploy/stack-test): its
 // runtime stage's files, environment and commands are read from the Dockerfile, and the
@@ -163,12 +163,8 @@ t.test('against PostgreSQL as the compose file runs it: the migrate command, the
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
   t.teardown(async () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGKILL'); await exited } })
   const base = `http://127.0.0.1:${port}`
-  const started = Date.now()
   let ready = 0
-  while (ready !== 200 && child.exitCode === null && Date.now() - started < 30_000) {
-    ready = await fetch(`${base}/health/ready`).then(r => r.status, () => 0)
-    if (ready !== 200) await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  await within(async () => (ready = await fetch(`${base}/health/ready`).then(r => r.status, () => 0)) === 200 || child.exitCode !== null, 30_000, 100)
   t.equal(ready, 200, 'ready', { output })
   t.equal((await fetch(`${base}/health/live`)).status, 200, '/health/live')
   t.equal((await fetch(`${base}/openapi.json`)).status, 200, '/openapi.json')

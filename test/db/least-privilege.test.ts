@@ -2,6 +2,7 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { API_ROLE, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
+import { within } from '../helpers/until.js'
 
 // The API as the role prisma/sql/api-role.sql creates (every server-database test runs the
 // app that way): it can do its job, and nothing more.
@@ -16,10 +17,7 @@ t.test('the API role reads and records key use; any other write fails', { skip: 
     t.equal((await app.inject({ url: path, headers: tenant.auth })).statusCode, 200, path)
   }
   let used: Date | null = null
-  for (let i = 0; i < 50 && used === null; i++) {
-    await new Promise(resolve => setTimeout(resolve, 20))
-    used = (await prisma.apiKey.findUniqueOrThrow({ where: { id: tenant.apiKeyId } })).lastUsedAt
-  }
+  await within(async () => (used = (await prisma.apiKey.findUniqueOrThrow({ where: { id: tenant.apiKeyId } })).lastUsedAt) !== null, 1000, 20)
   t.ok(used, 'last_used_at recorded through the column grant')
 
   const denied = /permission denied/

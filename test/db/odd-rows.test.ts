@@ -14,6 +14,7 @@ import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { MIN_NORMAL_DOUBLE } from '../helpers/property.js'
 import { clientReader } from '../../src/db/rows.js'
+import { sleep } from '../helpers/sleep.js'
 
 // Rows nobody here chose (issue 21): a job whose id changes, completion times the summaries
 // cannot place, scores that need 17 digits, and a migration that needs a lock while a long
@@ -235,7 +236,7 @@ t.test('a migration that needs an exclusive lock waits behind a long reader with
     const res = await app.inject({ url: `/api/jobs/${job.id}`, headers: tenant.auth })
     latencies.push(performance.now() - startedAt)
     t.equal(res.statusCode, 200)
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await sleep(20)
   }
   t.notOk(done, 'the migration is still waiting for the reader')
   await reader.query('COMMIT')

@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module'
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
@@ -10,6 +9,7 @@ import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { until } from '../helpers/until.js'
+import { sleep } from '../helpers/sleep.js'
 
 const OLDER_RULES = createRequire(import.meta.url).resolve('moment-timezone-2025b/data/packed/latest.json')
 

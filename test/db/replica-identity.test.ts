@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
@@ -16,6 +15,7 @@ import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { TcpProxy } from '../helpers/tcp-proxy.js'
 import { until } from '../helpers/until.js'
+import { sleep } from '../helpers/sleep.js'
 
 // A replica is accepted only if it is a standby of the primary's cluster (issue 35). Two
 // clusters of our own (test/helpers/replication.ts), each a primary and a streaming standby:

@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
@@ -9,6 +8,7 @@ import { productionDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { until } from '../helpers/until.js'
+import { sleep } from '../helpers/sleep.js'
 
 // A replica that stopped being one: a primary and two streaming standbys made with
 // PostgreSQL's own tools (test/helpers/replication.ts). The first standby is promoted

@@ -3,6 +3,7 @@ import t from 'tap'
 import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { createTestDatabase } from '../helpers/database.js'
+import { sleep } from '../helpers/sleep.js'
 
 // Writers of screens never wait on each other because of the summaries (issue 21): 16
 // concurrent writer transactions, each touching screens of two or more jobs in random order
@@ -44,7 +45,7 @@ function lockSampler (url: string): { stop: () => Promise<{ samples: number, wai
       if (rows.some(r => r.locktype !== 'extend')) waiting++
       if (rows.some(r => r.locktype === 'extend')) extending++
       for (const r of rows) if (r.locktype !== 'extend') seen.add(`${r.locktype} ${r.relation ?? ''} ${r.mode}`)
-      await new Promise(resolve => setTimeout(resolve, 2))
+      await sleep(2)
     }
     await client.end()
   })()
@@ -68,7 +69,7 @@ t.test('the lock sampler sees a real wait (so that zero below means something)',
   await a.query('BEGIN')
   await a.query('UPDATE screens SET score = 1 WHERE id = $1', [screen!.id])
   const blocked = b.query('UPDATE screens SET score = 2 WHERE id = $1', [screen!.id])
-  await new Promise(resolve => setTimeout(resolve, 200))
+  await sleep(200)
   await a.query('COMMIT')
   await blocked
   const seen = await sampler.stop()
@@ -101,7 +102,7 @@ t.test('16 writers touching several jobs in random order: no deadlock, no lock w
     let folded = 0
     while (writing.on) {
       folded += await foldScreenStats(prisma)
-      await new Promise(resolve => setTimeout(resolve, 10))
+      await sleep(10)
     }
     return folded
   })()
@@ -151,7 +152,7 @@ t.test('16 writers touching several jobs in random order: no deadlock, no lock w
   const folded = await folder
   const locks = await sampler.stop()
   // A backend's counters reach pg_stat_database when it exits or within a second.
-  await new Promise(resolve => setTimeout(resolve, 1500))
+  await sleep(1500)
   const deadlocked = (await deadlocks(watcher)) - deadlocksBefore
   await watcher.end()
 

@@ -8,6 +8,7 @@ import { applyMigrations } from '../../src/db/migrations.js'
 import { installQueue } from '../../src/db/queue.js'
 import { serverUrl } from '../helpers/database.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
+import { sleep } from '../helpers/sleep.js'
 
 // The migrate step's API role (src/db/api-role.ts), as Compose runs it: on a primary and a
 // standby of our own whose pg_hba.conf requires the role's password (SCRAM), as the postgres
@@ -75,7 +76,7 @@ t.test('made, then updated; it logs in with its password on the primary and the 
   for (let i = 0; i < 50; i++) {
     onStandby = await attempt(as(pair.standbyUrl('screening'), first), 'SELECT pg_is_in_recovery() AS standby, count(*)::int AS n FROM jobs')
     if (Array.isArray(onStandby)) break
-    await new Promise(resolve => setTimeout(resolve, 100))
+    await sleep(100)
   }
   t.same(onStandby, [{ standby: true, n: 0 }], 'logs in on the standby and reads there')
 

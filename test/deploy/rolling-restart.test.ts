@@ -8,6 +8,7 @@ import t from 'tap'
 import { projectCaddyfile, skipWithoutCaddy as skip, startCaddy } from '../helpers/caddy.js'
 import { freePort } from '../helpers/ports.js'
 import { startServer, type RunningServer } from '../helpers/server-process.js'
+import { sleep } from '../helpers/sleep.js'
 
 // The outside-Docker twin of the stack test's rolling deploy (issue 23): Debian's caddy with
 // deploy/proxy/Caddyfile's directives as written, in front of two real server processes;
@@ -81,7 +82,7 @@ t.test('rolling restart through caddy: no failed request', { skip }, async t => 
     agent.destroy()
   }
   const workers = Array.from({ length: CLIENTS }, (_, i) => worker(i % 2 === 0))
-  await new Promise(resolve => setTimeout(resolve, 1000))
+  await sleep(1000)
 
   const restarts: string[] = []
   for (const instance of instances) {
@@ -95,7 +96,7 @@ t.test('rolling restart through caddy: no failed request', { skip }, async t => 
     phase.stopping = false
     t.equal(exitCode, 0, `${instance.name}: SIGTERM, exits 0 (${stoppedMs} ms)`)
     restarts.push(`${instance.name} stopped in ${stoppedMs} ms, back after ${downMs} ms, ${counts.requests - before} requests meanwhile`)
-    await new Promise(resolve => setTimeout(resolve, BACK_IN_ROTATION_MS))
+    await sleep(BACK_IN_ROTATION_MS)
   }
   phase.over = true
   await Promise.all(workers)

@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
 import { freePort } from '../helpers/ports.js'
 import { startServer } from '../helpers/server-process.js'
+import { within } from '../helpers/until.js'
 
 // The SDK as a partner gets it: built, packed with npm pack, installed from the tarball into
 // a project outside the repository, compiled there with tsc against the installed package,
@@ -148,8 +149,7 @@ async function startProgram (t: Test, file: string, programEnv: Record<string, s
   const lines = (): string[] => out.split('\n').filter(line => line !== '')
   const until = async (wanted: string | RegExp): Promise<string> => {
     const find = (): string | undefined => lines().find(line => typeof wanted === 'string' ? line === wanted : wanted.test(line))
-    const deadline = Date.now() + 30_000
-    while (find() === undefined && child.exitCode === null && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    await within(() => find() !== undefined || child.exitCode !== null, 30_000, 20)
     const line = find()
     if (line === undefined) throw new Error(`${file} did not print ${String(wanted)} (exit ${child.exitCode}):\n${out}`)
     return line

@@ -8,6 +8,7 @@ import {
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { startReceiver, type Received } from '../helpers/webhook-receiver.js'
+import { sleep } from '../helpers/sleep.js'
 
 // The SDK's webhook helpers (issue 41). verifyWebhook against deliveries signed by the
 // `standardwebhooks` package (the specification's library, not the service's signing code),
@@ -185,7 +186,7 @@ t.test('a real delivery, verified with verifyWebhook; its record walked with lis
   for (let tries = 0; tries < 200 && deliveries.filter(d => d.outcome === 'delivered').length < 2; tries++) {
     deliveries = []
     for await (const delivery of api.listAllWebhookDeliveries(endpoint.id, { limit: 1 })) deliveries.push(delivery)
-    await new Promise(resolve => setTimeout(resolve, 25))
+    await sleep(25)
   }
   t.same(new Set(deliveries.map(d => d.event_id)), new Set(receiver.received.map(r => r.id)), 'one record per webhook-id received, walked one page at a time')
   t.ok(deliveries.every(d => d.outcome === 'delivered' && d.status_code === 204))

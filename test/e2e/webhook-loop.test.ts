@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { startServer } from '../helpers/server-process.js'
+import { within } from '../helpers/until.js'
 
 // A newcomer sees a webhook fire on the embedded default (issue 55, finding 12), as the
 // README tells it ("Try every feature on the embedded database"): the service started with
@@ -26,8 +27,7 @@ t.test('the loop: start, receive (the test event), complete a screen, the signed
   receiver.stderr.on('data', (c: Buffer) => { out += c.toString() })
   t.teardown(() => { try { process.kill(-receiver.pid!, 'SIGKILL') } catch {} })
   const waitFor = async (pattern: RegExp, ms = 60_000): Promise<void> => {
-    const deadline = Date.now() + ms
-    while (!pattern.test(out) && receiver.exitCode === null && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    await within(() => pattern.test(out) || receiver.exitCode !== null, ms, 20)
     if (!pattern.test(out)) throw new Error(`waited for ${pattern}:\n${out}`)
   }
   await waitFor(/received webhook\.test \S+ +signature verified/)
@@ -48,7 +48,6 @@ t.test('the loop: start, receive (the test event), complete a screen, the signed
 
   // npm may exit first: the receiver, in its group, says what it did on its own.
   process.kill(-receiver.pid!, 'SIGTERM')
-  const deadline = Date.now() + 10_000
-  while (!/endpoint \S+ deleted/.test(out) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+  await within(() => /endpoint \S+ deleted/.test(out), 10_000, 20)
   t.match(out, /endpoint \S+ deleted/, 'Ctrl-C deletes its endpoint')
 })

@@ -4,7 +4,6 @@ import { createRequire } from 'node:module'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
@@ -14,6 +13,7 @@ import { DOOR_CLIENTS_MAX } from '../../src/db/door.js'
 import { DOOR_IDLE_MS } from '../../src/db/door-session.js'
 import { createEmbeddedDataDir } from '../helpers/database.js'
 import { until } from '../helpers/until.js'
+import { sleep } from '../helpers/sleep.js'
 
 // pg-protocol is CommonJS, without named exports for ESM.
 const { serialize } = createRequire(import.meta.url)('pg-protocol') as typeof import('pg-protocol')

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './ports.js'
+import { within } from './until.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -33,8 +34,7 @@ export async function startCaddy (t: Teardown, config: string, port: number): Pr
   })
   // Ready once it says so, not after a probe through it: a probe would spend a request on
   // an upstream (and dent its passive health) before the test's own requests.
-  const started = Date.now()
-  while (!/serving initial configuration/.test(out) && proxy.exitCode === null && Date.now() - started < 10_000) await new Promise(resolve => setTimeout(resolve, 20))
+  await within(() => /serving initial configuration/.test(out) || proxy.exitCode !== null, 10_000, 20)
   if (!/serving initial configuration/.test(out)) throw new Error(`caddy did not start:\n${out}`)
   return { baseUrl: `http://127.0.0.1:${port}`, output: () => out }
 }

@@ -20,6 +20,7 @@ import { newSigningSecret } from '../../src/webhooks/signing.js'
 import { apiDatabase, localLookup, TEST_WEBHOOK_SECRET_KEY } from './app.js'
 import { createTestDatabase } from './database.js'
 import { createJob, createTenant, type Tenant } from './fixtures.js'
+import { sleep } from './sleep.js'
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback)
 const receiver = process.env.FANOUT_RECEIVER!
@@ -70,5 +71,5 @@ for (;;) {
   for (const batch of result?.batches ?? []) webhooks.send(batch)
   const memory = process.memoryUsage()
   print({ run: ++run, events: result?.events ?? 0, endpoints: result?.endpoints ?? 0, failed: result?.failed ?? 0, ms: Date.now() - before, sinceBurstMs: Date.now() - started, heapUsedMb: Math.round(memory.heapUsed / 1048576), rssMb: Math.round(memory.rss / 1048576) })
-  await new Promise(resolve => setTimeout(resolve, interval))
+  await sleep(interval)
 }

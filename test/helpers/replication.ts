@@ -28,6 +28,24 @@ export function replicationTools (): { bindir: string } | { missing: string } {
   return { bindir }
 }
 
+/** Runs one of the server tools (`initdb`, `pg_ctl`, …) with its arguments, in the workspace. */
+type Tool = (name: string, args: string[]) => Promise<void>
+
+/**
+ * A temporary directory for clusters of our own and a runner of the server tools in it: as the
+ * `postgres` user (which then owns the directory) when the tests run as root.
+ */
+function workspace (bindir: string, prefix: string): { dir: string, tool: Tool } {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const asRoot = process.getuid?.() === 0
+  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })))
+  const tool = async (name: string, args: string[]): Promise<void> => {
+    const [cmd, cmdArgs] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bindir, name), ...args]] : [join(bindir, name), args]
+    await run(cmd, cmdArgs, { cwd: dir, timeout: 60_000 })
+  }
+  return { dir, tool }
+}
+
 /** A cluster of our own: `initdb`, optionally its next transaction id set (`pg_resetwal -x`), started. */
 export interface Cluster {
   url: (database: string) => string
@@ -43,13 +61,7 @@ export interface Cluster {
  * postgresql.conf.
  */
 export async function startCluster (bindir: string, { nextXid, settings = [] }: { nextXid?: bigint, settings?: string[] } = {}): Promise<Cluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'screening-cluster-'))
-  const asRoot = process.getuid?.() === 0
-  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })))
-  const tool = async (name: string, args: string[]): Promise<void> => {
-    const [cmd, cmdArgs] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bindir, name), ...args]] : [join(bindir, name), args]
-    await run(cmd, cmdArgs, { cwd: dir, timeout: 60_000 })
-  }
+  const { dir, tool } = workspace(bindir, 'screening-cluster-')
   const data = join(dir, 'data')
   const port = await freePort()
   const close = async (): Promise<void> => {
@@ -80,13 +92,7 @@ export interface ReplicatedPair {
 
 /** A primary and `standbys` standbys of it (one by default), each streaming from the primary. */
 export async function startReplicatedPair (bindir: string, { standbys = 1 }: { standbys?: number } = {}): Promise<ReplicatedPair> {
-  const dir = mkdtempSync(join(tmpdir(), 'screening-replica-'))
-  const asRoot = process.getuid?.() === 0
-  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })))
-  const tool = async (name: string, args: string[]): Promise<void> => {
-    const [cmd, cmdArgs] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bindir, name), ...args]] : [join(bindir, name), args]
-    await run(cmd, cmdArgs, { cwd: dir, timeout: 60_000 })
-  }
+  const { dir, tool } = workspace(bindir, 'screening-replica-')
   const primaryDir = join(dir, 'primary')
   const standbyDirs = Array.from({ length: standbys }, (_, i) => join(dir, i === 0 ? 'standby' : `standby${i + 1}`))
   const standbyDir = standbyDirs[0]!

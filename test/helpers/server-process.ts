@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { within } from './until.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -52,8 +53,7 @@ export async function startServer (t: Teardown, env: Record<string, string> = {}
     if (child.exitCode === null) { signal('SIGKILL'); await exited } else if (options.group === true) signal('SIGKILL')
     rmSync(dataDir, { recursive: true, force: true })
   })
-  const started = Date.now()
-  while (!/curl -H/.test(out) && child.exitCode === null && Date.now() - started < 90_000) await new Promise(resolve => setTimeout(resolve, 50))
+  await within(() => /curl -H/.test(out) || child.exitCode !== null, 90_000, 50)
   if (!/curl -H/.test(out)) throw new Error(`the server did not start (exit ${child.exitCode}, signal ${child.signalCode}):\n${out}`)
   const keys = Object.fromEntries([...out.matchAll(/^ +(pro|free) +.+? +(srk_\S+)$/gm)].map(m => [m[1], m[2]])) as { pro: string, free: string, restricted: string }
   keys.restricted = /^ +pro +.+? +(srk_\S+) +jobs:read only/m.exec(out)?.[1] ?? ''

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { Prisma } from '../../src/db/database.js'
+import { sleep } from './sleep.js'
 
 // Writers on connections of their own, as the recruiters' app makes them, for the tests of
 // what sync costs writers (test/jobs/sync/writers.test.ts, lock-matrix.test.ts).
@@ -24,7 +25,7 @@ export async function waitsForALock (observer: Prisma, session: Session, stateme
   for (let i = 0; i < 1000 && !state.settled; i++) {
     const rows = await observer.$queryRaw<Array<{ wait: string | null }>>`SELECT wait_event_type AS wait FROM pg_stat_activity WHERE pid = ${session.pid}::int`
     if (rows[0]?.wait === 'Lock') return true
-    await new Promise(resolve => setTimeout(resolve, 5))
+    await sleep(5)
   }
   if (!state.settled) throw new Error('neither settled nor waiting for a lock after 5 s')
   return false

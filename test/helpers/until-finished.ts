@@ -1,4 +1,5 @@
 import type { Prisma } from '../../src/db/database.js'
+import { within } from './until.js'
 
 /**
  * Waits until no transaction older than `xids` (by default: every transaction that has an id
@@ -9,10 +10,9 @@ import type { Prisma } from '../../src/db/database.js'
 export async function untilFinished (prisma: Prisma, xids?: string[]): Promise<void> {
   const [now] = await prisma.$queryRaw<Array<{ next: string }>>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS next`
   const after = xids === undefined ? BigInt(now!.next) - 1n : xids.map(BigInt).reduce((a, b) => (a > b ? a : b))
-  for (let tries = 0; tries < 1200; tries++) {
+  const finished = async (): Promise<boolean> => {
     const [row] = await prisma.$queryRaw<Array<{ xmin: string }>>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`
-    if (BigInt(row!.xmin) > after) return
-    await new Promise(resolve => setTimeout(resolve, 50))
+    return BigInt(row!.xmin) > after
   }
-  throw new Error(`a transaction older than ${after} still runs after a minute`)
+  if (!await within(finished, 60_000, 50)) throw new Error(`a transaction older than ${after} still runs after a minute`)
 }

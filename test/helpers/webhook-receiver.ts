@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
+import { within } from './until.js'
 
 // A partner's webhook receiver on 127.0.0.1, verifying every delivery with the
 // `standardwebhooks` package (the specification's own library, independent of the service's
@@ -38,14 +39,7 @@ export async function startReceiver (path = '/hooks'): Promise<Receiver> {
     answer: () => ({ status: 204 }),
     connections: 0,
     close: async () => { await new Promise<void>(resolve => { server.closeAllConnections(); server.close(() => { resolve() }) }) },
-    until: async (predicate, ms = 10_000) => {
-      const deadline = Date.now() + ms
-      while (Date.now() < deadline) {
-        if (predicate(receiver.received)) return true
-        await new Promise(resolve => setTimeout(resolve, 20))
-      }
-      return predicate(receiver.received)
-    },
+    until: async (predicate, ms = 10_000) => await within(() => predicate(receiver.received), ms, 20),
   }
   const counts = new Map<string, number>()
   const server: Server = createServer((request, response) => {

@@ -27,5 +27,3 @@ export async function deliveriesOf (app: FastifyInstance, tenant: Tenant, endpoi
   } while (cursor !== null)
   return rows
 }
-
-export { setTimeout as sleep } from 'node:timers/promises'

@@ -5,11 +5,12 @@ import { jobsAnalyticsText, jobsAnalyticsVersions } from '../../src/jobs/dashboa
 import { zoneRules } from '../../src/zones/rules.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { sleep } from '../helpers/sleep.js'
 
 // ANALYTICS_CACHE_BYTES (src/jobs/analytics/answer-cache.ts): a question asked again is
 // answered from the version of the job's figures; the answer kept is given only while that
 // version is current, and only to a caller whose organization the job is in. Statements are
-// counted from Prisma's query events, as in sql-per-request.test.ts.
+// counted from Prisma's query events, as in test/db/sql-per-request.test.ts.
 
 const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
 const sent: string[] = []
@@ -90,7 +91,7 @@ t.test('ANALYTICS_CACHE_BYTES=0: nothing kept; an answer larger than the bound i
     await createScreens(db, own.id, [{ status: 'completed', score: 70, completedAt: monday }])
     const url = `/api/jobs/${own.id}/analytics`
     await uncached.inject({ url: '/api/me', headers: tenant.auth })
-    await new Promise(resolve => setTimeout(resolve, 20)) // the unawaited last_used_at write
+    await sleep(20) // the unawaited last_used_at write
     const first = await uncached.inject({ url, headers: tenant.auth })
     t.equal(first.statusCode, 200)
     queries.length = 0

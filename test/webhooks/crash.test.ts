@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { PGlite } from '@electric-sql/pglite'
 import t from 'tap'
 import { TEST_WEBHOOK_SECRET_KEY } from '../helpers/app.js'
@@ -10,6 +9,7 @@ import { createTestDatabase, serverUrl } from '../helpers/database.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { startServer } from '../helpers/server-process.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
+import { within } from '../helpers/until.js'
 
 // At least once through crashes (issue 41): an instance killed with -9 while an attempt is in
 // flight (the receiver holds the request open), and the attempt made again, with the same
@@ -40,7 +40,7 @@ async function serverInstance (t: { teardown: (fn: () => unknown) => void }, dat
   child.stderr!.on('data', (c: Buffer) => { out += c.toString() })
   const exited = new Promise<void>(resolve => child.once('exit', () => { resolve() }))
   t.teardown(async () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGKILL'); await exited } })
-  for (let i = 0; i < 600 && !/Server listening at/.test(out); i++) await sleep(100)
+  await within(() => /Server listening at/.test(out), 60_000, 100)
   const baseUrl = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]
   if (baseUrl === undefined) throw new Error(`the server did not start:\n${out}`)
   return { baseUrl, kill: async () => { child.kill('SIGKILL'); await exited } }
@@ -60,7 +60,7 @@ t.test('on a PostgreSQL server: an instance killed mid-attempt; another makes th
   const first = await serverInstance(t, db.apiUrl!)
   receiver.secrets.push(await createEndpoint(first.baseUrl, tenant.key, receiver.url))
   const job = await createJob(db.prisma, tenant)
-  for (let i = 0; i < 300 && !receiver.held(); i++) await sleep(50)
+  await within(() => receiver.held(), 15_000, 50)
   t.ok(receiver.held(), 'the first instance made the attempt, and the receiver holds it open')
   const id = receiver.received.find(r => r.jobId === job.id)!.id
   await first.kill()
@@ -88,7 +88,7 @@ t.test('embedded: the instance killed mid-attempt and restarted on its data make
   await db.query('UPDATE jobs SET title = title || \' (changed)\' WHERE id = $1', [server.sampleJobId])
   await db.close()
   server = await startServer(t, ENV, keep)
-  for (let i = 0; i < 300 && !receiver.held(); i++) await sleep(50)
+  await within(() => receiver.held(), 15_000, 50)
   t.ok(receiver.held(), 'the change\'s delivery is in flight, held open by the receiver')
   const id = receiver.received.find(r => r.jobId === server.sampleJobId)!.id
   await server.stop('SIGKILL')

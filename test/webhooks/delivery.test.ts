@@ -4,12 +4,13 @@ import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
-import { until } from '../helpers/until.js'
+import { until, within } from '../helpers/until.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
 import { openQueue } from '../../src/db/queue.js'
 import { DEAD_DELIVERY_QUEUE } from '../../src/webhooks/delivery-queue.js'
 import { SecretBox } from '../../src/webhooks/secrets.js'
-import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { deliveriesOf, makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 
 // Webhooks delivered (issue 41), on both databases: every change plain SQL writers make
 // reaches every enabled endpoint of its organization, and no other, signed per Standard
@@ -326,7 +327,7 @@ t.test('a secret stored under another WEBHOOK_SECRET_KEY: nothing sent, each att
   await prisma.webhookEndpoint.update({ where: { id }, data: { secret: sealed } })
   const job = await createJob(prisma, tenant)
   let record: Awaited<ReturnType<typeof deliveriesOf>> = []
-  for (let i = 0; i < 100 && record.filter(d => d.job_id === job.id).length < 2; i++) { await sleep(100); record = await deliveriesOf(app, tenant, id) }
+  await within(async () => (record = await deliveriesOf(app, tenant, id)).filter(d => d.job_id === job.id).length >= 2, 10_000, 100)
   const attempts = record.filter(d => d.job_id === job.id).reverse()
   t.ok(attempts.length >= 2, `attempted and retried (${attempts.length} attempts)`)
   t.ok(attempts.every(d => d.outcome === 'failed' && /WEBHOOK_SECRET_KEY/.test(d.error ?? '')), 'each a failure naming the key')
@@ -371,7 +372,7 @@ t.test('a delivery job the queue gave up on (it failed every run): its events re
   const event = { id: 'msg_dead_letter_test_0000000000000', type: 'job.updated', subject: job.id, at: new Date().toISOString(), attempt: 3 }
   await boss.send(DEAD_DELIVERY_QUEUE, { endpointId: endpoint.id, events: [event] })
   let recorded: Awaited<ReturnType<typeof deliveriesOf>> = []
-  for (let i = 0; i < 150 && recorded.length === 0; i++) { await sleep(200); recorded = (await deliveriesOf(app, tenant, endpoint.id)).filter(d => d.event_id === event.id) }
+  await within(async () => (recorded = (await deliveriesOf(app, tenant, endpoint.id)).filter(d => d.event_id === event.id)).length > 0, 30_000, 200)
   t.match(recorded, [{ outcome: 'failed', next_attempt_at: null, error: /failed every run/ }], 'recorded as failed, not to be tried again')
   const recovered = await app.inject({ method: 'POST', url: `/api/webhook_endpoints/${endpoint.id}/recover`, headers: tenant.auth, payload: { since } })
   t.same(recovered.json(), { scheduled: 1, skipped: 0, more: false })
@@ -388,10 +389,7 @@ t.test('no answer within WEBHOOK_TIMEOUT_MS: a failure; an endpoint failing for 
   const endpoint = await makeEndpoint(strict.app, tenant, receiver.url)
   await createJob(strict.prisma, tenant)
   let state: { status: string, disabled_reason: string | null } = { status: 'enabled', disabled_reason: null }
-  for (let i = 0; i < 100 && state.status === 'enabled'; i++) {
-    await sleep(100)
-    state = (await strict.app.inject({ url: `/api/webhook_endpoints/${endpoint.id}`, headers: tenant.auth })).json()
-  }
+  await within(async () => (state = (await strict.app.inject({ url: `/api/webhook_endpoints/${endpoint.id}`, headers: tenant.auth })).json()).status !== 'enabled', 10_000, 100)
   t.match(state, { status: 'disabled', disabled_reason: 'failing' })
   const record = await deliveriesOf(strict.app, tenant, endpoint.id)
   t.ok(record.length >= 2 && record.every(d => d.outcome === 'failed' && d.error === 'no answer within 300 ms'), `every attempt timed out (${record.length})`)

@@ -3,7 +3,8 @@ import { buildTestApp } from '../helpers/app.js'
 import { webhookEventProblems } from '../helpers/contract.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
-import { makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 import { setEndpointStatus } from '../../src/webhooks/admin.js'
 
 // Notices before an endpoint stops (issue 57, part 4), on both databases: an endpoint failing

@@ -4,7 +4,8 @@ import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
-import { makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 
 // What an operator sees of webhooks (issue 57, parts 3 and 5), on both databases: a failed
 // attempt is one warn line with the endpoint, the status and the next attempt's time; a

@@ -3,7 +3,8 @@ import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
-import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { deliveriesOf, makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 import { RECOVER_MAX } from '../../src/webhooks/recovery.js'
 
 // recover and redeliver are idempotent (issue 55, finding 3): calls at once, or a call

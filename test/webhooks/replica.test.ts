@@ -9,7 +9,8 @@ import { createJob, createTenant } from '../helpers/fixtures.js'
 import { replicationTools, startReplicatedPair } from '../helpers/replication.js'
 import { until } from '../helpers/until.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
-import { makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 
 // Webhooks with DATABASE_REPLICA_URLS (issue 41, review): a partner told of a change reads
 // the job when told, and that read may go to a replica. A delivery waits until the replicas

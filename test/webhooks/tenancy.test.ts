@@ -2,8 +2,10 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createTenant } from '../helpers/fixtures.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
-import { makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 import { createApiKey, createUser } from '../../src/admin/commands.js'
+import { within } from '../helpers/until.js'
 
 // One organization among many (issue 55): the number of endpoints it may have is bounded, and
 // an endpoint is told of an organization's jobs only while the key that made it is of that
@@ -58,8 +60,7 @@ t.test('a person who left is told nothing: the endpoint their key made stops at 
   const before = receiver.received.length
   await prisma.$executeRaw`UPDATE jobs SET title = 'after the move' WHERE id = ${job.id}::uuid`
   const disabled = async () => (await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).disabledReason === 'key_moved'
-  const deadline = Date.now() + 5000
-  while (!await disabled() && Date.now() < deadline) await sleep(50)
+  await within(disabled, 5000, 50)
   t.ok(await disabled(), 'disabled, reason key_moved')
   await sleep(500)
   t.equal(receiver.received.length, before, 'nothing more was sent to it')

@@ -2,7 +2,8 @@ import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createTenant } from '../helpers/fixtures.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
-import { deliveriesOf, makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { deliveriesOf, makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 
 // A test event on request (issue 55): POST …/{id}/test sends a signed `webhook.test` event at
 // once, answers how the attempt went, and records it with the deliveries; never retried, never

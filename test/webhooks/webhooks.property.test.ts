@@ -7,7 +7,8 @@ import { checkProperty } from '../helpers/property.js'
 import { apply, transaction } from '../helpers/random-writes.js'
 import { walkThenSync, type Mirror } from '../helpers/sync-mirror.js'
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js'
-import { makeEndpoint, sleep } from '../helpers/webhooks.js'
+import { makeEndpoint } from '../helpers/webhooks.js'
+import { sleep } from '../helpers/sleep.js'
 
 // No change is missed by webhooks either (issue 41): writers change jobs of two organizations
 // (and move them between the two) in concurrent transactions, while each organization's

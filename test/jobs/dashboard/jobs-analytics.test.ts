@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { MAX_BATCH_JOBS } from '../../../src/schemas/dashboard.js'
 import { buildTestApp, sameDatabaseApp } from '../../helpers/app.js'
 import { createJob, createScreens, createTenant, keyWithScopes, type ScreenInput } from '../../helpers/fixtures.js'
+import { sleep } from '../../helpers/sleep.js'
 
 // GET /api/analytics/jobs: each entry the single-job answer's own bytes, another
 // organization's job indistinguishable from a missing one, the checks of the single-job call

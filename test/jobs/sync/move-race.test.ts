@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { foldScreenStats } from '../../../src/admin/screen-stats.js'
 import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createScreens, createTenant, type Tenant } from '../../helpers/fixtures.js'
 import { syncFrom, walkThenSync, type Mirror } from '../../helpers/sync-mirror.js'
+import { sleep } from '../../helpers/sleep.js'
 
 // A write to a job while the job moves to another organization (issue 35, part 1), on two
 // connections as a writer and an operator would make them, in both orders: the write's

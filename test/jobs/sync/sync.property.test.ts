@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { buildTestApp } from '../../helpers/app.js'
@@ -6,6 +5,7 @@ import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } fr
 import { checkProperty } from '../../helpers/property.js'
 import { apply, scenario } from '../../helpers/random-writes.js'
 import { syncFrom, walkThenSync, type Mirror } from '../../helpers/sync-mirror.js'
+import { sleep } from '../../helpers/sleep.js'
 
 // No change is ever missed (issue 24): a partner of each of two organizations walks its jobs
 // while writers change them, then syncs again and again, fetching the analytics of every job

@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildTestApp } from '../../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../../helpers/fixtures.js'
 import { connectSession, waitsForALock, type Session } from '../../helpers/sessions.js'
 import { syncFrom, walkThenSync } from '../../helpers/sync-mirror.js'
+import { sleep } from '../../helpers/sleep.js'
 
 // What sync costs the recruiters' app, which writes jobs, questions and screens in its own
 // transactions on its own connections and retries nothing (issue 40): the shapes it uses

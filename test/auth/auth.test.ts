@@ -1,7 +1,9 @@
 import t from 'tap'
-import { createApiKey, revokeApiKey } from '../src/admin/commands.js'
-import { buildTestApp } from './helpers/app.js'
-import { createTenant } from './helpers/fixtures.js'
+import { createApiKey, revokeApiKey } from '../../src/admin/commands.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
+import { sleep } from '../helpers/sleep.js'
+import { within } from '../helpers/until.js'
 
 const { app, prisma } = await buildTestApp(t)
 const pro = await createTenant(prisma)
@@ -55,10 +57,10 @@ t.test('last_used_at is recorded, and not rewritten on every request', async t =
   t.equal(await lastUsed(), null)
   t.equal((await me(`Bearer ${fresh.key}`)).statusCode, 200)
   // The write is not awaited by the request; give it a moment.
-  let first: Date | null = null
-  for (let i = 0; i < 50 && first === null; i++) { await new Promise(resolve => setTimeout(resolve, 20)); first = await lastUsed() }
+  let first = null as Date | null // set by the wait below
+  await within(async () => (first = await lastUsed()) !== null, 1000, 20)
   t.ok(first instanceof Date, 'recorded after the first use')
   for (let i = 0; i < 5; i++) await me(`Bearer ${fresh.key}`)
-  await new Promise(resolve => setTimeout(resolve, 100))
+  await sleep(100)
   t.same(await lastUsed(), first, 'unchanged by later uses within the resolution window')
 })

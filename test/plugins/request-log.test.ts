@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createJob, createTenant, keyWithScopes } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 
 // Logs an operator can search (issue 57, part 3): one JSON line a request, with ISO 8601 time,
 // the route template, status, duration, organization, key prefix, request and trace ids; the

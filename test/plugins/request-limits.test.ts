@@ -3,10 +3,10 @@ import { request as httpRequest } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from '../src/limits.js'
-import { buildTestApp } from './helpers/app.js'
-import { assertContract, contractProblems } from './helpers/contract.js'
-import { createJob, createTenant } from './helpers/fixtures.js'
+import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH, TIMEOUT_CHECK_INTERVAL_MS } from '../../src/limits.js'
+import { buildTestApp } from '../helpers/app.js'
+import { assertContract, contractProblems } from '../helpers/contract.js'
+import { createJob, createTenant } from '../helpers/fixtures.js'
 
 // The bounds on a request (URL, query string, path segment, headers), over real sockets
 // where Node's HTTP parser is the one refusing: every refusal in the documented shape.
@@ -79,7 +79,7 @@ t.test('the URL bounds, exactly at and past each', async t => {
 t.test('a number past any bound ("1e309", "Infinity") in any integer parameter of any operation: a 400 naming it', async t => {
   // From the document, so that a new operation is covered without a line here: Ajv's
   // coercion skips its own bounds for these (the fuzz test found one route without a check).
-  const doc = JSON.parse(readFileSync(new URL('../openapi/openapi.json', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { parameters?: Array<{ name: string, in: string, schema: { type?: string } }> }>> }
+  const doc = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { parameters?: Array<{ name: string, in: string, schema: { type?: string } }> }>> }
   let checked = 0
   for (const [template, item] of Object.entries(doc.paths)) {
     const operation = item.get

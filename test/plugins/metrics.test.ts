@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import type { ReplicaState } from '../src/db/replica-state.js'
-import { apiDatabase, buildTestApp } from './helpers/app.js'
-import { createTestDatabase, serverUrl } from './helpers/database.js'
-import { createJob, createTenant } from './helpers/fixtures.js'
-import { redisUrl, skipWithoutRedis } from './helpers/redis.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import type { ReplicaState } from '../../src/db/replica-state.js'
+import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { createTestDatabase, serverUrl } from '../helpers/database.js'
+import { createJob, createTenant } from '../helpers/fixtures.js'
+import { redisUrl, skipWithoutRedis } from '../helpers/redis.js'
 
 // GET /metrics: off without METRICS_TOKEN, refused without the token, and with it the
 // figures an operator alerts on, measured from requests made here.
@@ -169,7 +169,7 @@ t.test('with Redis unreachable the store is reported down (limits fail open)', a
 })
 
 t.test('every metric docs/operations.md names is in a scrape', async t => {
-  const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8')
+  const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8')
   // Backticked names of the metrics' families; the log's reason codes share a prefix and are no metrics.
   const notMetrics = new Set(['rate_limit_per_key', 'rate_limit_failed_auth'])
   const named = [...new Set([...doc.matchAll(/`((?:http|db|rate_limit|caller_cache|webhook|process|nodejs)_[a-z_]+)[`{]/g)].map(m => m[1]!))].filter(n => !notMetrics.has(n))

@@ -1,12 +1,12 @@
 import { readFileSync, statSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { openServerDatabase } from '../src/db/server-database.js'
-import { productionDatabase } from './helpers/database.js'
-import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
-import { replicationTools, startCluster } from './helpers/replication.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { openServerDatabase } from '../../src/db/server-database.js'
+import { productionDatabase } from '../helpers/database.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { replicationTools, startCluster } from '../helpers/replication.js'
+import { sleep } from '../helpers/sleep.js'
 
 // Statements per call of the analytics operations as the server logs them (log_statement =
 // all, in a cluster of the test's own, the API's connections told apart by application_name):

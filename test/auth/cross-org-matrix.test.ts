@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from './helpers/fixtures.js'
-import { tampered } from './helpers/tampered.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createScreens, createTenant, keyWithScopes, type Tenant } from '../helpers/fixtures.js'
+import { tampered } from '../helpers/tampered.js'
 
 // OWASP API1 (broken object-level authorization), cell by cell: every operation that takes
 // an id × the caller's own job, another organization's, a missing one, a malformed one ×

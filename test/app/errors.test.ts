@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createTenant } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
 
 const lines: string[] = []
 const stream = new PassThrough()
@@ -41,7 +41,7 @@ t.test('a 500 carries no internals; the log has them, and never the Authorizatio
 t.test('a bug on a documented operation is a documented 500 (checked against the document)', async t => {
   const { app: broken, db } = await buildTestApp(t)
   const owner = await createTenant(db.prisma)
-  const { createJob } = await import('./helpers/fixtures.js')
+  const { createJob } = await import('../helpers/fixtures.js')
   const job = await createJob(db.prisma, owner)
   // A schema the code does not expect: what a bad deployment would look like.
   await db.prisma.$executeRawUnsafe('ALTER TABLE questions RENAME TO questions_gone')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
+import { buildTestApp } from '../helpers/app.js'
 
 const { app } = await buildTestApp(t)
 const res = await app.inject({ url: '/openapi.json' })
@@ -8,7 +8,7 @@ const doc = res.json()
 t.test('served as OpenAPI 3.1 with the package version', async t => {
   t.equal(res.statusCode, 200)
   t.equal(doc.openapi, '3.1.0')
-  t.equal(doc.info.version, (await import('../package.json', { with: { type: 'json' } })).default.version)
+  t.equal(doc.info.version, (await import('../../package.json', { with: { type: 'json' } })).default.version)
 })
 
 // The scope each operation needs (issue 24), named as a role of its bearer requirement.
@@ -91,7 +91,7 @@ t.test('servers: `/` always (the origin the document is served from), after PUBL
   const { app: deployed } = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.screening.example' } })
   const served = (await deployed.inject({ url: '/openapi.json' })).json()
   t.same(served.servers, [{ url: 'https://api.screening.example', description: 'This deployment (production)', 'x-internal': false }, sameOrigin])
-  const committed = (await import('../openapi/openapi.json', { with: { type: 'json' } })).default as { servers?: unknown }
+  const committed = (await import('../../openapi/openapi.json', { with: { type: 'json' } })).default as { servers?: unknown }
   t.same(committed.servers, [sameOrigin], 'the committed document has the relative entry (Redocly\'s no-empty-servers)')
 })
 

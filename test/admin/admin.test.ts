@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import t from 'tap'
-import { createEmbeddedDataDir, createTestDatabase, serverUrl } from './helpers/database.js'
+import { createEmbeddedDataDir, createTestDatabase, serverUrl } from '../helpers/database.js'
 
 // The admin command line, run as an operator would, each test on a migrated database of its
 // own: in the server suite, one on the server (as its owner: the operator's role); else an

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
-import { checkServingConfig, ConfigError, loadConfig } from '../src/config.js'
+import { checkServingConfig, ConfigError, loadConfig } from '../../src/config.js'
 
 t.test('defaults', async t => {
   t.match(loadConfig({}), { HOST: '127.0.0.1', PORT: 3000, DATA_DIR: './.data', UPGRADE_URL: '/dashboard/billing', DB_POOL_MAX: 10 })

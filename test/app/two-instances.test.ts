@@ -1,7 +1,7 @@
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { apiDatabase, buildTestApp } from './helpers/app.js'
-import { createJob, createTenant } from './helpers/fixtures.js'
+import { buildApp } from '../../src/app.js'
+import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { createJob, createTenant } from '../helpers/fixtures.js'
 
 // Two instances of the service on one database, as behind a load balancer: each its own
 // app, pools, caller cache and cursor codec. A walk through the list that alternates

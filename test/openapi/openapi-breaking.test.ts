@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { breakingChanges } from '../scripts/openapi-breaking.js'
+import { breakingChanges } from '../../scripts/openapi-breaking.js'
 
 // The breaking-change check, on fixtures made by breaking the released document on purpose.
 interface Json { [key: string]: any }
-const baseline = JSON.parse(readFileSync(new URL('../openapi/baseline.json', import.meta.url), 'utf8')) as Json
-const current = JSON.parse(readFileSync(new URL('../openapi/openapi.json', import.meta.url), 'utf8')) as Json
+const baseline = JSON.parse(readFileSync(new URL('../../openapi/baseline.json', import.meta.url), 'utf8')) as Json
+const current = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as Json
 const mutate = (edit: (doc: Json) => void): Json => { const doc = structuredClone(baseline); edit(doc); return doc }
 const analytics = (doc: Json) => doc.paths['/api/jobs/{jobId}/analytics'].get
 const list = (doc: Json) => doc.paths['/api/jobs'].get

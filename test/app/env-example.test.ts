@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { ConfigSchema, loadConfig } from '../src/config.js'
+import { ConfigSchema, loadConfig } from '../../src/config.js'
 
 // .env.example documents every variable of src/config.ts, with its default as the value and
 // its description as the comment above it: this keeps the two from drifting apart.

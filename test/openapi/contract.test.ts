@@ -1,7 +1,7 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { ContractError, contractProblems } from './helpers/contract.js'
-import { createJob, createTenant, keyWithScopes } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { ContractError, contractProblems } from '../helpers/contract.js'
+import { createJob, createTenant, keyWithScopes } from '../helpers/fixtures.js'
 
 // The response check in the test helper is active for the whole suite, and it fails what it
 // should. Real responses are taken, then altered the way a regression would alter them.

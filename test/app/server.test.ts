@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { startServer } from './helpers/server-process.js'
+import { startServer } from '../helpers/server-process.js'
+import { within } from '../helpers/until.js'
 
 // `npm start` as a newcomer runs it: a new embedded database, demo data, the printed keys.
 t.test('a first start creates, migrates and seeds the embedded database and prints working keys', async t => {
@@ -40,8 +41,7 @@ t.test('Ctrl-C on `npm start` (SIGINT to its process group) closes once, cleanly
   const socket = join(dataDir, '.s.PGSQL.5432')
   t.ok(existsSync(socket), 'the running server owns the directory (its socket)')
   await server.stop('SIGINT')
-  const deadline = Date.now() + 15_000
-  while (existsSync(socket) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+  await within(() => !existsSync(socket), 15_000, 50)
   t.notMatch(server.output(), /second SIG|killed by timeout/, 'one stop, not an exit on a "second" signal')
   t.notOk(existsSync(socket), 'the socket removed: the database closed and the directory released')
   t.notOk(existsSync(join(dataDir, 'owner.json')), 'and its owner file')

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { openServerDatabase } from '../src/db/server-database.js'
-import { buildTestApp } from './helpers/app.js'
-import { createTestDatabase } from './helpers/database.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { openServerDatabase } from '../../src/db/server-database.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createTestDatabase } from '../helpers/database.js'
 
 t.test('live and ready answer without credentials', async t => {
   const { app } = await buildTestApp(t)

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { apiDatabase, buildTestApp } from './helpers/app.js'
-import { createTestDatabase } from './helpers/database.js'
-import { createTenant } from './helpers/fixtures.js'
-import { redisUrl, skipWithoutRedis } from './helpers/redis.js'
-import { TcpProxy } from './helpers/tcp-proxy.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { createTestDatabase } from '../helpers/database.js'
+import { createTenant } from '../helpers/fixtures.js'
+import { redisUrl, skipWithoutRedis } from '../helpers/redis.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { sleep } from '../helpers/sleep.js'
+import { within } from '../helpers/until.js'
 
 t.test('per API key: headers on every response, then 429 with Retry-After in the error shape', async t => {
   const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '3' } })
@@ -39,7 +41,7 @@ t.test('RATE_LIMIT_WINDOW_S sets the window: Retry-After within it, and the budg
   const retryAfter = Number(limited.headers['retry-after'])
   t.ok(retryAfter >= 1 && retryAfter <= 2, `Retry-After ${retryAfter} s is within the 2 s window`)
   t.match(limited.json().error, /at most 1 requests per API key per 2 s/)
-  await new Promise(resolve => setTimeout(resolve, retryAfter * 1000 + 100))
+  await sleep(retryAfter * 1000 + 100)
   t.equal((await app.inject({ url: '/api/me', headers: auth })).statusCode, 200, 'allowed again once Retry-After has passed')
 })
 
@@ -106,10 +108,7 @@ t.test('Redis lost, frozen and back: the API serves throughout, then limits agai
   const back = Date.now()
   const again = await createTenant(prisma)
   let limitedAfter: number | undefined
-  while (limitedAfter === undefined && Date.now() - back < 10_000) {
-    if ((await me(again)).status === 429) limitedAfter = Date.now() - back
-    else await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  if (await within(async () => (await me(again)).status === 429, 10_000, 100)) limitedAfter = Date.now() - back
   t.ok(limitedAfter !== undefined, `limits again ${limitedAfter} ms after Redis came back, without a restart`)
 
   proxy.freeze()

@@ -3,17 +3,18 @@ import { Agent, get as httpGet } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import Fastify from 'fastify'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import drainingPlugin, { DRAIN_MS } from '../src/plugins/draining.js'
-import { runPeriodically } from '../src/plugins/periodic.js'
-import { apiDatabase, buildTestApp } from './helpers/app.js'
-import { createTestDatabase, serverUrl } from './helpers/database.js'
-import { contractProblems, type ObservedResponse } from './helpers/contract.js'
-import { createTenant } from './helpers/fixtures.js'
-import { redisUrl, skipWithoutRedis } from './helpers/redis.js'
-import { startServer } from './helpers/server-process.js'
-import { TcpProxy } from './helpers/tcp-proxy.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import drainingPlugin, { DRAIN_MS } from '../../src/plugins/draining.js'
+import { runPeriodically } from '../../src/plugins/periodic.js'
+import { apiDatabase, buildTestApp } from '../helpers/app.js'
+import { createTestDatabase, serverUrl } from '../helpers/database.js'
+import { contractProblems, type ObservedResponse } from '../helpers/contract.js'
+import { createTenant } from '../helpers/fixtures.js'
+import { redisUrl, skipWithoutRedis } from '../helpers/redis.js'
+import { startServer } from '../helpers/server-process.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { sleep } from '../helpers/sleep.js'
 
 /** A GET on a keep-alive agent: the response, or the error and whether it came on a reused connection. */
 async function get (url: string, headers: Record<string, string>, agent: Agent): Promise<ObservedResponse | { code: string, reused: boolean }> {
@@ -66,7 +67,7 @@ t.test('graceful shutdown under load', async t => {
     agent.destroy()
   }
   const workers = Array.from({ length: 20 }, worker)
-  while (counts.ok < 200) await new Promise(resolve => setTimeout(resolve, 20))
+  while (counts.ok < 200) await sleep(20)
   const signalled = Date.now()
   server.child.kill('SIGTERM')
   const exitCode = await new Promise<number | null>(resolve => server.child.once('exit', resolve))
@@ -101,7 +102,7 @@ t.test('stopping: not ready at once, open connections still answered, new ones r
   server.child.kill('SIGTERM')
   let ready = await get(`${server.baseUrl}/health/ready`, {}, checks)
   while ('statusCode' in ready && ready.statusCode === 200 && Date.now() - signalled < 2000) {
-    await new Promise(resolve => setTimeout(resolve, 10))
+    await sleep(10)
     ready = await get(`${server.baseUrl}/health/ready`, {}, checks)
   }
   const notReadyAfter = Date.now() - signalled
@@ -138,7 +139,7 @@ t.test('closing the app closes its database connections and its Redis connection
   t.same(new Set(statuses), new Set([200]))
   const open = { database: pg?.connections, redis: redis.connections }
   await app.close()
-  await new Promise(resolve => setTimeout(resolve, 200)) // the proxy sees the closes
+  await sleep(200) // the proxy sees the closes
   const after = { database: pg?.connections, redis: redis.connections }
   t.comment(`shutdown: connections before close ${JSON.stringify(open)}, after ${JSON.stringify(after)}`)
   if (skipWithoutRedis === false) {
@@ -163,9 +164,9 @@ t.test('a connection that never sends a byte is cut at the drain\'s end, not wai
   t.teardown(() => { silent.destroy() })
   await once(silent, 'connect')
   const cut = once(silent, 'close')
-  while (await new Promise<number>(resolve => { app.server.getConnections((_err, count) => { resolve(count) }) }) === 0) await new Promise(resolve => setTimeout(resolve, 10))
+  while (await new Promise<number>(resolve => { app.server.getConnections((_err, count) => { resolve(count) }) }) === 0) await sleep(10)
   const started = Date.now()
-  const after = async <T>(ms: number, value: T): Promise<T> => await new Promise(resolve => setTimeout(resolve, ms, value))
+  const after = async <T>(ms: number, value: T): Promise<T> => await sleep(ms, value)
   const outcome = await Promise.race([app.close().then(() => 'closed'), after(DRAIN_MS + 3000, 'still closing')])
   const closedAfter = Date.now() - started
   t.equal(outcome, 'closed', `the app closes (${closedAfter} ms)`)
@@ -189,7 +190,7 @@ t.test('periodic work starts no run once closing begins', async t => {
   const silent = connect((app.server.address() as AddressInfo).port, '127.0.0.1')
   t.teardown(() => { silent.destroy() })
   await once(silent, 'connect')
-  await new Promise(resolve => setTimeout(resolve, 200))
+  await sleep(200)
   await app.close()
   t.ok(runs.length > 0, `it ran before (${runs.length} runs)`)
   t.equal(runs.filter(closing => closing).length, 0, `and never during the ${DRAIN_MS} ms drain`)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SignedJson } from '../src/signed-json.js'
+import { SignedJson } from '../../src/signed-json.js'
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 const signer = new SignedJson('a secret for the tests of signed tokens, long enough')

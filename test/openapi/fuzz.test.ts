@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { ContractError } from './helpers/contract.js'
-import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { ContractError } from '../helpers/contract.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 
 // Requests derived from the generated OpenAPI document: for every operation and parameter,
 // valid, invalid and hostile values, with a Pro, a free, a foreign and no credential. The
@@ -13,7 +13,7 @@ import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
 // the rest.
 
 interface Parameter { name: string, in: 'path' | 'query' | 'header', required?: boolean, schema: { type?: string, enum?: string[], format?: string } }
-const doc = JSON.parse(readFileSync(new URL('../openapi/openapi.json', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { parameters?: Parameter[] }>> }
+const doc = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { parameters?: Parameter[] }>> }
 const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), parameters: op.parameters ?? [] })))
 
 const { app, prisma } = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })

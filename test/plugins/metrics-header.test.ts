@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http'
 import t from 'tap'
-import { bearerCredential } from '../src/auth/bearer.js'
-import { startServer } from './helpers/server-process.js'
+import { bearerCredential } from '../../src/auth/bearer.js'
+import { startServer } from '../helpers/server-process.js'
 
 // An unauthenticated Authorization header built to make a backtracking pattern quadratic:
 // the scheme, one character, 16,000 spaces, one character (under Node's 16 KB header limit,

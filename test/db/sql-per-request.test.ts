@@ -1,6 +1,7 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createJob, createScreens, createTenant, keyWithScopes } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createJob, createScreens, createTenant, keyWithScopes } from '../helpers/fixtures.js'
+import { sleep } from '../helpers/sleep.js'
 
 // SQL statements per request, counted from Prisma's query events (what is sent, not what
 // the code looks like it sends). None of a request's statements run concurrently, so each is
@@ -19,7 +20,7 @@ await createScreens(prisma, job.id, [{ status: 'completed', score: 70, completed
 async function statements (url: string, headers: Record<string, string> = pro.auth): Promise<{ status: number, sql: string[] }> {
   sent.length = 0
   const res = await app.inject({ url, headers })
-  await new Promise(resolve => setTimeout(resolve, 20)) // the unawaited last_used_at write
+  await sleep(20) // the unawaited last_used_at write
   return { status: res.statusCode, sql: [...sent] }
 }
 
@@ -121,7 +122,7 @@ t.test('a key without the operation\'s scope: 403 with no statement, whatever th
     for (const [target, id] of [['own', job.id], ['foreign', foreign.id], ['missing', '00000000-0000-4000-8000-000000000000']] as const) {
       sent.length = 0
       const res = await app.inject({ url: path(id), headers: key.auth })
-      await new Promise(resolve => setTimeout(resolve, 20))
+      await sleep(20)
       t.equal(res.statusCode, 403, `${path(target)}: 403`)
       t.match(res.json(), { code: 'insufficient_scope', required_scope: scope })
       t.same(sent, [], `${path(target)}: no statement`)
@@ -150,7 +151,7 @@ t.test('with the cache off (AUTH_CACHE_TTL_MS=0), a request is two statements', 
   seen.length = 0
   for (let i = 0; i < 2; i++) {
     t.equal((await cold.app.inject({ url: `/api/jobs/${coldJob.id}`, headers: tenant.auth })).statusCode, 200)
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await sleep(20)
     const kinds = seen.filter(q => !/^UPDATE/i.test(q)).map(q => /"api_keys"/.test(q) ? 'caller' : /FROM jobs/.test(q) ? 'job' : q)
     t.same(kinds, ['caller', 'job'], `request ${i + 1}: the caller, then the job`)
     seen.length = 0

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { buildTestApp } from './helpers/app.js'
-import { createTenant } from './helpers/fixtures.js'
+import { buildTestApp } from '../helpers/app.js'
+import { createTenant } from '../helpers/fixtures.js'
 
 t.test('security headers on the API and on the docs; CORS off by default', async t => {
   const { app, prisma } = await buildTestApp(t)

@@ -1,15 +1,16 @@
 import { PGlite } from '@electric-sql/pglite'
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { embeddedDatabase } from '../src/db/embedded-database.js'
-import { openServerDatabase } from '../src/db/server-database.js'
-import { isDatabaseUnavailable, replicaFailed } from '../src/db/errors.js'
-import { Prisma as PrismaSql } from '../src/generated/prisma/client.js'
-import { buildTestApp } from './helpers/app.js'
-import { assertContract } from './helpers/contract.js'
-import { serverUrl } from './helpers/database.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { embeddedDatabase } from '../../src/db/embedded-database.js'
+import { openServerDatabase } from '../../src/db/server-database.js'
+import { isDatabaseUnavailable, replicaFailed } from '../../src/db/errors.js'
+import { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
+import { buildTestApp } from '../helpers/app.js'
+import { assertContract } from '../helpers/contract.js'
+import { serverUrl } from '../helpers/database.js'
+import { sleep } from '../helpers/sleep.js'
 
 // A database that cannot answer is a 503 `unavailable` with Retry-After, never a 500.
 
@@ -30,7 +31,7 @@ t.test('an unreachable database: 503 on every operation, in the documented shape
 t.test('past REQUEST_TIMEOUT_MS a request is a 503 in the shared shape, whatever is still running', async t => {
   const { app } = await buildTestApp(t, {
     env: { REQUEST_TIMEOUT_MS: '100' },
-    routes: app => { app.get('/hang', async () => await new Promise(resolve => setTimeout(resolve, 1000, { late: true }))) },
+    routes: app => { app.get('/hang', async () => await sleep(1000, { late: true })) },
   })
   const started = Date.now()
   const res = await app.inject({ url: '/hang' })

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { ConfigSchema } from '../src/config.js'
+import { ConfigSchema } from '../../src/config.js'
+import { sleep } from '../helpers/sleep.js'
+import { within } from '../helpers/until.js'
 
 // `npm run dev` as a contributor runs it: JSON logs when its output is not a terminal,
 // pino-pretty's when it is (a pseudo-terminal from util-linux's `script`), and a restart
@@ -25,7 +27,7 @@ function startDev (t: Test, options: { tty: boolean }): Dev {
   const exited = new Promise(resolve => child.once('exit', resolve))
   t.teardown(async () => {
     try { process.kill(-child.pid!, 'SIGTERM') } catch {}
-    await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 5000))])
+    await Promise.race([exited, sleep(5000)])
     try { process.kill(-child.pid!, 'SIGKILL') } catch {}
     rmSync(dataDir, { recursive: true, force: true })
   })
@@ -33,11 +35,8 @@ function startDev (t: Test, options: { tty: boolean }): Dev {
     output: () => out,
     waitFor: async (pattern, count = 1) => {
       const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')
-      const started = Date.now()
-      while ((out.match(global)?.length ?? 0) < count) {
-        if (child.exitCode !== null || Date.now() - started > 60_000) throw new Error(`waited for ${pattern} ×${count}:\n${out}`)
-        await new Promise(resolve => setTimeout(resolve, 50))
-      }
+      const seen = (): boolean => (out.match(global)?.length ?? 0) >= count
+      if (!await within(() => seen() || child.exitCode !== null, 60_000, 50) || !seen()) throw new Error(`waited for ${pattern} ×${count}:\n${out}`)
       return out
     },
   }

@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { apiDatabase } from './helpers/app.js'
-import { createTestDatabase, serverUrl } from './helpers/database.js'
-import { createJob, createScreens, createTenant } from './helpers/fixtures.js'
-import { TcpProxy } from './helpers/tcp-proxy.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { apiDatabase } from '../helpers/app.js'
+import { createTestDatabase, serverUrl } from '../helpers/database.js'
+import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { sleep } from '../helpers/sleep.js'
 
 // The real PostgreSQL server behind a TCP proxy that the test steers, the app listening on
 // a real port, and 20 clients calling it without pause. Three faults in turn: a blip
