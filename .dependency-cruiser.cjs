@@ -21,14 +21,14 @@ const LAYERS = [
 ]
 
 // Inside src/jobs/, the same: a job's rows under the reads that use them, the list above the
-// sync it extends and the dashboard above the analytics it batches, index.ts (the routes'
+// sync it extends and the dashboard above the analytics it batches, job-routes.ts (the routes'
 // registration) on top.
 const JOBS = [
   { name: 'jobs: a job', path: '^src/jobs/job/' },
   { name: 'jobs: sync and analytics', path: '^src/jobs/(sync|analytics)/', folders: ['jobs/sync', 'jobs/analytics'] },
   // The list and the dashboard stand on the reads they extend (sync's, analytics').
   { name: 'jobs: the list and the dashboard', path: '^src/jobs/(list|dashboard)/', folders: ['jobs/list', 'jobs/dashboard'] },
-  { name: 'jobs: the routes', path: '^src/jobs/index\\.ts$' },
+  { name: 'jobs: the routes', path: '^src/jobs/job-routes\\.ts$' },
 ]
 
 const upward = (layers) => layers.flatMap((layer, i) => layers.slice(i + 1).map(higher => ({

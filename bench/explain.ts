@@ -2,9 +2,9 @@
 // timing, for a job with 100,000 screens in a table of 1,000,000, vacuumed as autovacuum
 // would leave it (the visibility map is what makes index-only scans pay).
 // Needs a server: TEST_DATABASE_URL=postgresql://…/db (a throwaway database is made beside it).
-import { clientReader } from '../src/db/rows.js'
+import { clientReader } from '../src/db/sql-reader.js'
 import { jobAnalytics } from '../src/jobs/analytics/read.js'
-import { findJob } from '../src/jobs/job/find.js'
+import { findJob } from '../src/jobs/job/find-job.js'
 import { listJobs } from '../src/jobs/list/list.js'
 import { createTestDatabase, serverUrl } from '../test/helpers/database.js'
 import { createJob, createTenant } from '../test/helpers/fixtures.js'

@@ -10,8 +10,8 @@
 import pg from 'pg'
 import { openServerDatabase } from '../src/db/server-database.js'
 import { statementName } from '../src/db/statement-names.js'
-import { clientReader } from '../src/db/rows.js'
-import { findJob } from '../src/jobs/job/find.js'
+import { clientReader } from '../src/db/sql-reader.js'
+import { findJob } from '../src/jobs/job/find-job.js'
 import { createTestDatabase } from '../test/helpers/database.js'
 import { createJob, createScreens, createTenant } from '../test/helpers/fixtures.js'
 

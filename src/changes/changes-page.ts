@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import { PageFactsColumns, pageFacts, pageStatement, type LogPage, type PageOptions } from './log-page.js'
 

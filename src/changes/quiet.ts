@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import { StatementPointColumns, SYNC_POINT, type StatementPoint } from './point.js'
 import type { Snapshot } from './snapshot.js'

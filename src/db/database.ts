@@ -4,7 +4,7 @@ import { PrismaClient } from '../generated/prisma/client.js'
 import type { ListenHandlers, Subscription } from './listen.js'
 import type { QueueTarget } from './queue.js'
 import type { ReplicaState, ReplicaWatcher } from './replica-state.js'
-import { adapterReader, clientReader, type SqlReader, type SqlWriter } from './rows.js'
+import { adapterReader, clientReader, type SqlReader, type SqlWriter } from './sql-reader.js'
 
 // What the service holds of its database, whichever it is (a PostgreSQL server:
 // server-database.ts; the embedded one: embedded-database.ts; which one: open-database.ts),

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { PrismaClient } from '../generated/prisma/client.js'
-import type { SqlReader } from './rows.js'
+import type { SqlReader } from './sql-reader.js'
 
 // What the service knows of each read replica: how it reaches it, and the state its checks
 // found (replicas.ts), which reads, metrics and /health/ready follow.

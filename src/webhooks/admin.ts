@@ -2,7 +2,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import { FAILURES_FORGOTTEN } from './endpoints.js'
 import { recover, type Scheduled } from './recovery.js'
-import { Webhooks } from './service.js'
+import { Webhooks } from './webhooks.js'
 import { webhookSettings } from './webhook-settings.js'
 
 // The operator's webhook commands (npm run admin -- list-endpoints, disable-endpoint,

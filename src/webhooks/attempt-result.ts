@@ -1,5 +1,5 @@
 // How a webhook attempt went, as the egress guard reports it (egress.ts) and the sender
-// records and schedules it (deliver.ts): the status, the Retry-After it asked for, or why
+// records and schedules it (deliverer.ts): the status, the Retry-After it asked for, or why
 // there was no answer.
 
 /** How an attempt went: the status the endpoint answered, or why there was none. */

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import { DeliveryEndpointRow, type DeliveryEndpoint } from './delivery-endpoint.js'
 import type { WebhookEvent } from './events.js'
 import type { EndpointPosition } from './position.js'
 
-// A dispatcher run's hand-over to the sender (src/webhooks/dispatch.ts to deliver.ts): an
+// A dispatcher run's hand-over to the sender (src/webhooks/dispatch.ts to deliverer.ts): an
 // endpoint's events, where its position goes once they are sent or queued, and its lease.
 
 export interface Batch {

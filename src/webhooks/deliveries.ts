@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { Prisma } from '../db/database.js'
 import { OrNull } from '../db/row-schemas.js'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { empty, sql, type Sql } from '../db/sql.js'
 import type { WebhookDelivery } from '../schemas/webhooks.js'
 

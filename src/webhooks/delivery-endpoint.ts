@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../db/row-schemas.js'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import type { SecretBox } from './secrets.js'
 

@@ -27,12 +27,12 @@ export interface QueueDb { executeSql: (text: string, values: unknown[]) => Prom
 export const queueDb = (tx: { $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => Promise<T> }): QueueDb =>
   ({ executeSql: async (text, values) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }) })
 
-/** Where a job pg-boss gave up on goes: its events are recorded as failed there (service.ts), so that `recover` finds them. */
+/** Where a job pg-boss gave up on goes: its events are recorded as failed there (webhooks.ts), so that `recover` finds them. */
 export const DEAD_DELIVERY_QUEUE = 'webhook-delivery-dead'
 
 /**
  * The queue's settings. An attempt whose worker stops beating (a killed instance) is failed
- * after 10 s, noticed by the next monitor run (every 10 s: src/webhooks/service.ts), and made
+ * after 10 s, noticed by the next monitor run (every 10 s: src/webhooks/webhooks.ts), and made
  * again by another worker with the same events; so is a job whose handler threw (the
  * database away, a deadlock). Again at once, then backing off to 10 minutes apart: about 3
  * hours in all (30 runs), after which the job goes to the dead-letter queue. A job may run

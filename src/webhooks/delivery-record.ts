@@ -2,7 +2,7 @@ import { sql, type Sql } from '../db/sql.js'
 import { jobOf, type WebhookEvent } from './events.js'
 
 // The record of delivery attempts (GET …/deliveries reads it: deliveries.ts): the statements
-// that write it, one per batch of attempts, whoever made them (deliver.ts, test-event.ts).
+// that write it, one per batch of attempts, whoever made them (deliverer.ts, test-event.ts).
 
 /** One attempt, as recorded. */
 export interface Attempt { event: WebhookEvent, outcome: 'delivered' | 'failed', statusCode: number | null, error: string | null, durationMs: number | null, nextAttemptAt: Date | null, /** The attempt's span's trace, while tracing is on. */ traceId?: string }

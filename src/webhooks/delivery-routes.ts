@@ -13,7 +13,7 @@ import { sendTestEvent } from './test-event.js'
 import { endpointNotFound, knownFieldsOnly } from './endpoint-routes.js'
 import { DISABLED_BY_OPERATOR, disabledByOperator } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 
 // An endpoint's deliveries: the record of every attempt, and sending events again (issue 41).
 

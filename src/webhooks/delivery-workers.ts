@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
 import { openQueue, type QueueTarget } from '../db/queue.js'
-import type { Deliverer } from './deliver.js'
+import type { Deliverer } from './deliverer.js'
 import { DEAD_DELIVERY_QUEUE, DELIVERY_QUEUE, ensureDeliveryQueue, type DeliveryJob } from './delivery-queue.js'
 import type { WebhookSettings } from './webhook-settings.js'
 

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { hasProAccess } from '../auth/caller.js'
 import { grantedScopes } from '../auth/scopes.js'
 import { OrNull } from '../db/row-schemas.js'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import { readPosition, type EndpointPosition } from './position.js'
 

@@ -1,4 +1,4 @@
-import { clientReader } from '../db/rows.js'
+import { clientReader } from '../db/sql-reader.js'
 import type { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../changes/history.js'
 import { changesPage, type ChangesPage } from '../changes/changes-page.js'

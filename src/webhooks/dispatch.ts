@@ -1,5 +1,5 @@
 import type { Prisma } from '../db/database.js'
-import { clientReader } from '../db/rows.js'
+import { clientReader } from '../db/sql-reader.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import type { Batch } from './batch.js'
 import { leaseEndpoints } from './batch.js'
@@ -12,7 +12,7 @@ import { storedPosition, type EndpointPosition } from './position.js'
 
 // The dispatcher: reads the change log for every enabled endpoint as a sync reader would
 // (from the endpoint's position), in chunks of endpoints at one position, and hands each
-// endpoint with events a batch to send (src/webhooks/deliver.ts, sendBatch), which moves the
+// endpoint with events a batch to send (src/webhooks/deliverer.ts, sendBatch), which moves the
 // position on only once its events are sent or queued. Until then the endpoint is leased
 // (sending_until): no run reads it again, so a change is sent before its position passes it,
 // whatever fails when; writers pay nothing for it (the log is the sync's). One run at a time

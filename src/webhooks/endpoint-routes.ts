@@ -13,7 +13,7 @@ import type { RefusalLog } from './egress.js'
 import { IdempotencyHeaders, idempotencyErrors } from './idempotency.js'
 import { createEndpoint, deleteEndpoint, DISABLED_BY_OPERATOR, ENDPOINT_LIMIT, findEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints.js'
 import { ListCursors } from './list-cursor.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 
 // /api/webhook_endpoints: the organization's endpoints, managed by the partner (issue 41).
 

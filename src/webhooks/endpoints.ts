@@ -10,7 +10,7 @@ import { bounded, parseSnapshot } from '../changes/snapshot.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint, type WebhookEndpointCreated } from '../schemas/webhooks.js'
 import type { RefusalLog } from './egress.js'
 import { storedPosition } from './position.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 import { newSigningSecret } from './signing.js'
 
 // An organization's webhook endpoints, through Prisma's query builder (the design card's way:

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import { CONFLICT_CODES } from '../error-codes.js'
 import { ApiError } from '../errors.js'
 import type { ErrorCase } from '../schemas/responses.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 
 // Idempotency-Key on the webhooks API's POSTs (issue 55), as Stripe has it: a POST retried
 // with the same key within 24 hours is answered the first answer again (with

@@ -1,12 +1,12 @@
 import type { PgBoss } from 'pg-boss'
-import type { SqlWriter } from '../db/rows.js'
+import type { SqlWriter } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import { delivered, errorOf, type AttemptResult } from './attempt-result.js'
 import { RECORD, RECORD_DELIVERED, type Attempt } from './delivery-record.js'
 import { enqueueEvents } from './delivery-queue.js'
 import type { WebhookEvent } from './events.js'
 
-// After the POSTs of a batch or a job (deliver.ts): every attempt recorded, the failed ones
+// After the POSTs of a batch or a job (deliverer.ts): every attempt recorded, the failed ones
 // queued again for their retries, and the endpoint's state moved on (failing since when;
 // disabled after a 410 or WEBHOOK_DISABLE_AFTER of failures).
 

@@ -4,7 +4,7 @@ import { batchAttempts } from './deliveries.js'
 import { DELIVERY_QUEUE, enqueueEvents, queueDb } from './delivery-queue.js'
 import { NOTICE_EVENT_TYPES } from '../schemas/webhooks.js'
 import type { EventType, WebhookEvent } from './events.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 
 // Sending events again on a partner's request: one attempt's event (redeliver), or every
 // event given up since a time (recover). Idempotent (issue 55): an event already queued or in

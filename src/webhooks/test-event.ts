@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import type { SqlReader } from '../db/rows.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import { sql } from '../db/sql.js'
 import type { WebhookTestResult } from '../schemas/webhooks.js'
 import { delivered, errorOf } from './attempt-result.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { foldScreenStats } from '../../src/admin/screen-stats.js'
-import { clientReader } from '../../src/db/rows.js'
+import { clientReader } from '../../src/db/sql-reader.js'
 import { changesPage } from '../../src/changes/changes-page.js'
 import { SYNC_POINT } from '../../src/changes/point.js'
 import { quietSince } from '../../src/changes/quiet.js'

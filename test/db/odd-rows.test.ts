@@ -9,11 +9,11 @@ import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats
 import { embeddedDatabase } from '../../src/db/embedded-database.js'
 import { openServerDatabase } from '../../src/db/server-database.js'
 import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
-import { findJob } from '../../src/jobs/job/find.js'
+import { findJob } from '../../src/jobs/job/find-job.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { MIN_NORMAL_DOUBLE } from '../helpers/property.js'
-import { clientReader } from '../../src/db/rows.js'
+import { clientReader } from '../../src/db/sql-reader.js'
 import { sleep } from '../helpers/sleep.js'
 
 // Rows nobody here chose (issue 21): a job whose id changes, completion times the summaries

@@ -4,13 +4,13 @@ import type { PGlite } from '@electric-sql/pglite'
 import { Kind, OptionalKind, Type, type TObject, type TSchema } from '@sinclair/typebox'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import type { SqlReader } from '../../src/db/rows.js'
+import type { SqlReader } from '../../src/db/sql-reader.js'
 import type { Prisma as PrismaSql } from '../../src/generated/prisma/client.js'
 import { analyticsVersion, jobAnalytics } from '../../src/jobs/analytics/read.js'
 import { jobsAnalyticsText, jobsAnalyticsVersions } from '../../src/jobs/dashboard/read-jobs-analytics.js'
 import { organizationAnalyticsText, organizationAnalyticsVersion } from '../../src/jobs/dashboard/read-organization-analytics.js'
-import { findJob } from '../../src/jobs/job/find.js'
-import { JobWithStatsRowSchema } from '../../src/jobs/job/rows.js'
+import { findJob } from '../../src/jobs/job/find-job.js'
+import { JobWithStatsRowSchema } from '../../src/jobs/job/job-rows.js'
 import { listJobs } from '../../src/jobs/list/list.js'
 import { changesPage } from '../../src/changes/changes-page.js'
 import { syncPage } from '../../src/jobs/sync/sync-page.js'
@@ -25,7 +25,7 @@ import { createTestDatabase, openTemplatePGlite, serverUrl } from '../helpers/da
 import { describeColumns, type DescribedColumn } from '../helpers/describe.js'
 
 // Every raw statement's row type against what PostgreSQL says the statement returns. A
-// statement's rows are typed by the schema it hands SqlReader.rows (src/db/rows.ts); here each
+// statement's rows are typed by the schema it hands SqlReader.rows (src/db/sql-reader.ts); here each
 // statement, in each of its texts, is described on the database (Parse and Describe: its
 // columns, their types and, for plain table columns, NOT NULL) and compared with that schema:
 // the same column names, a type rows.ts converts to what the schema says, and no column that

@@ -9,14 +9,14 @@ import { foldScreenStats, verifyScreenStats } from '../../src/admin/screen-stats
 import { embeddedDatabase } from '../../src/db/embedded-database.js'
 import { applyMigrations, migrationsDir } from '../../src/db/migrations.js'
 import { jobAnalytics as versionedAnalytics } from '../../src/jobs/analytics/read.js'
-import { findJob } from '../../src/jobs/job/find.js'
+import { findJob } from '../../src/jobs/job/find-job.js'
 import { createJob, createScreens, createTenant } from '../helpers/fixtures.js'
 import { createTestDatabase } from '../helpers/database.js'
 import { onReadAnalytics, onReadJobStats } from '../helpers/on-read.js'
 import { inZone } from '../helpers/zones.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { storeZoneRules } from '../../src/zones/store.js'
-import { clientReader } from '../../src/db/rows.js'
+import { clientReader } from '../../src/db/sql-reader.js'
 
 // The summaries' upkeep outside the API: the drift check and its repair, the migration's
 // backfill of existing screens, and the statements that bypass row triggers.

@@ -1,6 +1,6 @@
 // Run by test/webhooks/fan-out.test.ts (and bench/webhook-fan-out.ts) in a process of its own,
 // under the production V8 flags (package.json's start:prod): a delivering instance (the
-// dispatcher every FANOUT_INTERVAL_MS and the sender, as src/webhooks/runtime.ts runs them) on
+// dispatcher every FANOUT_INTERVAL_MS and the sender, as src/webhooks/webhooks-plugin.ts runs them) on
 // a test database holding FANOUT_BIG endpoints in one organization (past the API's cap, as
 // rows made before it or under a raised WEBHOOK_ENDPOINTS_MAX) and FANOUT_SMALL organizations
 // of 16, all sending to FANOUT_RECEIVER/<organization's index>; then a burst of changes:
@@ -14,7 +14,7 @@ import { bounded, parseSnapshot } from '../../src/changes/snapshot.js'
 import { dispatchChanges } from '../../src/webhooks/dispatch.js'
 import { storedPosition } from '../../src/webhooks/position.js'
 import { SecretBox } from '../../src/webhooks/secrets.js'
-import { Webhooks } from '../../src/webhooks/service.js'
+import { Webhooks } from '../../src/webhooks/webhooks.js'
 import { webhookSettings } from '../../src/webhooks/webhook-settings.js'
 import { newSigningSecret } from '../../src/webhooks/signing.js'
 import { apiDatabase, localLookup, TEST_WEBHOOK_SECRET_KEY } from './app.js'
@@ -65,7 +65,7 @@ print({ ready: true, endpoints: big + 16 * small, changes: jobs.length, setupMs:
 let run = 0
 for (;;) {
   const before = Date.now()
-  // As src/webhooks/runtime.ts runs it: with what the sender has room for; a failed run logged, not fatal.
+  // As src/webhooks/webhooks-plugin.ts runs it: with what the sender has room for; a failed run logged, not fatal.
   const room = (webhooks as { room?: () => unknown }).room?.()
   const result = await dispatchChanges(database.prisma, { leaseMs: webhooks.leaseMs, ...(room !== undefined ? { budget: room } : {}) } as never).catch((error: unknown) => { print({ failedRun: String(error) }); return undefined })
   for (const batch of result?.batches ?? []) webhooks.send(batch)

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type ScreenInput } from '../helpers/fixtures.js'
-import { clientReader } from '../../src/db/rows.js'
+import { clientReader } from '../../src/db/sql-reader.js'
 import { inZone } from '../helpers/zones.js'
 
 const { app, prisma } = await buildTestApp(t, { env: { UPGRADE_URL: '/billing/upgrade' } })

@@ -1,5 +1,5 @@
 import { empty, sql, type Sql } from '../../db/sql.js'
-import { averageOf } from '../job/rows.js'
+import { averageOf } from '../job/job-rows.js'
 
 /**
  * Weekly bins as one JSON text, `[["YYYY-MM-DD",count,average],…]` ascending, of `source`'s rows

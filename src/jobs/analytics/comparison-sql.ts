@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OrNull } from '../../db/row-schemas.js'
 import { empty, sql, type Sql } from '../../db/sql.js'
-import { averageOf } from '../job/rows.js'
+import { averageOf } from '../job/job-rows.js'
 import { BINS_TEXT } from './bins-text.js'
 import type { ComparisonText, ComparisonWindow } from './comparison-text.js'
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import type { SqlReader } from '../../db/rows.js'
+import type { SqlReader } from '../../db/sql-reader.js'
 import { empty, sql, type Sql } from '../../db/sql.js'
 import { JOB_COMPARISON } from '../analytics/comparison-sql.js'
 import { AnalyticsRow, analyticsTextOf, JOB_BINS, RULES_FOUND, VERSION_OF, VERSIONED_SUMMARY_ROWS, ZoneRulesMissing, type AnalyticsOptions, type AnalyticsText, type ZoneRulesRef } from '../analytics/read.js'

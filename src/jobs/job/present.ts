@@ -1,5 +1,5 @@
 import type { Job } from '../../schemas/job.js'
-import type { JobWithStats } from './rows.js'
+import type { JobWithStats } from './job-rows.js'
 
 /** The API's Job object from a stored job and its counts. */
 export function presentJob ({ job, questionCount, interviewCount, averageScore }: JobWithStats): Job {

@@ -5,7 +5,7 @@ import { jobExample } from '../../schemas/examples.js'
 import { JobSchema, type Job } from '../../schemas/job.js'
 import { ConditionalHeaders, JobParams } from '../../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse } from '../../schemas/responses.js'
-import { findJob } from './find.js'
+import { findJob } from './find-job.js'
 import { presentJob } from './present.js'
 
 /** GET /api/jobs/{jobId}: a job of the caller's organization, with its counts. */

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import { OrNull, OrNullColumns } from '../../db/row-schemas.js'
-import type { SqlReader } from '../../db/rows.js'
+import type { SqlReader } from '../../db/sql-reader.js'
 import { empty, sql } from '../../db/sql.js'
 import type { JobStatus } from '../../generated/prisma/enums.js'
 import { pageSize } from '../../db/page-size.js'
-import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/rows.js'
+import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/job-rows.js'
 import { StatementPointColumns, SYNC_POINT, type StatementPoint } from '../../changes/point.js'
 
 /** A list page's row: a job of the page (null columns: an empty page), and what the statement saw. */

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { OrNullColumns } from '../../db/row-schemas.js'
-import type { SqlReader } from '../../db/rows.js'
+import type { SqlReader } from '../../db/sql-reader.js'
 import { sql } from '../../db/sql.js'
-import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/rows.js'
+import { jobsWithStats, JobWithStatsRowSchema, withStats, type JobWithStats, type JobWithStatsRow } from '../job/job-rows.js'
 import { PageFactsColumns, pageFacts, pageStatement, type LogPage, type PageOptions } from '../../changes/log-page.js'
 
 // A sync's page of the change log (src/changes/log-page.ts's statement): the jobs changed,

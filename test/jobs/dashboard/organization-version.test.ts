@@ -1,6 +1,6 @@
 import t from 'tap'
 import { foldScreenStats, verifyScreenStats } from '../../../src/admin/screen-stats.js'
-import { clientReader } from '../../../src/db/rows.js'
+import { clientReader } from '../../../src/db/sql-reader.js'
 import { organizationAnalyticsText, organizationAnalyticsVersion } from '../../../src/jobs/dashboard/read-organization-analytics.js'
 import { createTestDatabase } from '../../helpers/database.js'
 import { createJob, createScreens, createTenant } from '../../helpers/fixtures.js'

@@ -10,7 +10,7 @@ import { dispatchChanges, type DispatchResult } from './dispatch.js'
 import { pastSpan } from '../telemetry/tracing.js'
 import { pruneIdempotencyKeys } from './idempotency.js'
 import { sendNotices } from './notices.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 
 // The webhooks' moving parts on an instance: the queue opened when the app is ready (and
 // again later if the database was away), and where WEBHOOK_WORKER=on the dispatcher (every

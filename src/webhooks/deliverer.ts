@@ -1,5 +1,5 @@
 import type { PgBoss } from 'pg-boss'
-import type { SqlReader, SqlWriter } from '../db/rows.js'
+import type { SqlReader, SqlWriter } from '../db/sql-reader.js'
 import { ApiError } from '../errors.js'
 import { empty, sql, type Sql } from '../db/sql.js'
 import { deliveryEndpoint, signingSecrets, type DeliveryEndpoint } from './delivery-endpoint.js'

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
 import type { Database } from '../db/database.js'
 import { ApiError, databaseUnavailable } from '../errors.js'
-import { BATCH_START_MS, Deliverer } from './deliver.js'
+import { BATCH_START_MS, Deliverer } from './deliverer.js'
 import type { DeliveryOutcomes } from './record-attempts.js'
 import { openDeliveryQueue, startDeliveryWorkers } from './delivery-workers.js'
 import type { Batch } from './batch.js'
@@ -13,7 +13,7 @@ import type { WebhookSettings } from './webhook-settings.js'
 
 // What the webhooks feature holds for the app: the egress guard, the key of the secrets at
 // rest, the job queue (pg-boss), and on an instance that delivers (WEBHOOK_WORKER=on) the
-// delivery workers. The routes enqueue through it; src/webhooks/runtime.ts starts and stops it.
+// delivery workers. The routes enqueue through it; src/webhooks/webhooks-plugin.ts starts and stops it.
 
 /**
  * Batches an instance sends at once: each takes a pooled connection a moment per statement

@@ -4,7 +4,7 @@ import deliveryRoutes from './delivery-routes.js'
 import endpointRoutes from './endpoint-routes.js'
 import eventTypeRoutes from './event-type-routes.js'
 import idempotencyPlugin from './idempotency.js'
-import type { Webhooks } from './service.js'
+import type { Webhooks } from './webhooks.js'
 
 // The webhook endpoints' routes (/api/webhook_endpoints…), registered in the /api context
 // like the jobs' (docs/webhooks-design.md), their POSTs behind Idempotency-Key. Their list
