@@ -17,14 +17,18 @@ message InstrumentationScope { string name = 1; string version = 2; }
 message Span {
   bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4;
   string name = 5; int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8;
-  repeated KeyValue attributes = 9; repeated Link links = 13; Status status = 15;
+  repeated KeyValue attributes = 9; repeated Event events = 11; repeated Link links = 13; Status status = 15;
 }
-message Link { bytes trace_id = 1; bytes span_id = 2; }
+message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; }
+message Link { bytes trace_id = 1; bytes span_id = 2; repeated KeyValue attributes = 4; }
 message Status { string message = 2; int32 code = 3; }
 message KeyValue { string key = 1; AnyValue value = 2; }
-message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
+message ArrayValue { repeated AnyValue values = 1; }
+message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; } }
 `
-const Request = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('ExportTraceServiceRequest')
+/** OTLP/HTTP's protobuf request, read with the schema above (also the encoders' unit test's reader). */
+export const TraceRequest = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('ExportTraceServiceRequest')
+const Request = TraceRequest
 
 export interface ReceivedSpan {
   traceId: string

@@ -1,34 +1,15 @@
 import { createTraceState } from '@opentelemetry/api'
-import protobuf from 'protobufjs'
 import t from 'tap'
 import { jsonEncoder } from '../../src/telemetry/otlp-json.js'
 import { protobufEncoder } from '../../src/telemetry/otlp-protobuf.js'
 import { RecordedSpan } from '../../src/telemetry/recorded-span.js'
+import { TraceRequest } from '../helpers/otlp-receiver.js'
 
 // The service's own OTLP encodings (issue 57: the recorder writes them, not the SDK), read
-// back by an independent reader: protobufjs with opentelemetry-proto's trace messages as
-// written below (field numbers from the .proto files), and JSON.parse; both must say the same.
+// back by an independent reader: protobufjs with opentelemetry-proto's trace messages as the
+// test receiver writes them (helpers/otlp-receiver.ts), and JSON.parse; both must say the same.
 
-const PROTO = `
-syntax = "proto3";
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
-message Resource { repeated KeyValue attributes = 1; }
-message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; }
-message InstrumentationScope { string name = 1; string version = 2; }
-message Span {
-  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4;
-  string name = 5; int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8;
-  repeated KeyValue attributes = 9; repeated Event events = 11; repeated Link links = 13; Status status = 15;
-}
-message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; }
-message Link { bytes trace_id = 1; bytes span_id = 2; repeated KeyValue attributes = 4; }
-message Status { string message = 2; int32 code = 3; }
-message KeyValue { string key = 1; AnyValue value = 2; }
-message ArrayValue { repeated AnyValue values = 1; }
-message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; } }
-`
-const Request = protobuf.parse(PROTO).root.lookupType('ExportTraceServiceRequest')
+const Request = TraceRequest
 
 const origin = { resource: { 'service.name': 'under-test', 'service.instance': 7 }, scope: { name: 'screening-read-api', version: '1.2.3' } }
 const traceId = '0af7651916cd43dd8448eb211c80319c'
