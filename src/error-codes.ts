@@ -39,4 +39,3 @@ export const KNOWN_CODES = [...new Set([...Object.values(ERROR_CODES), INSUFFICI
 export const MAX_DETAILS = 20
 
 export type ErrorStatus = keyof typeof ERROR_CODES
-export type ErrorCode = typeof ERROR_CODES[ErrorStatus]

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { KNOWN_CODES, MAX_DETAILS, INSUFFICIENT_SCOPE } from '../error-codes.js'
 
 const errorFields = {
@@ -54,7 +54,3 @@ export const InsufficientScopeSchema = Type.Object({
   description: 'The 403 of an operation whose scope the API key lacks (its `security` requirement names the scope): the error shape plus `required_scope`. Decided from the key alone, before the parameters, the plan and the job are looked at: it says nothing about the job.',
   additionalProperties: false,
 })
-
-export type ErrorBody = Static<typeof ErrorSchema>
-export type UpgradeRequiredBody = Static<typeof UpgradeRequiredSchema>
-export type InsufficientScopeBody = Static<typeof InsufficientScopeSchema>
