@@ -12,6 +12,7 @@ import { installQueue } from '../src/db/queue.js'
 import { zoneRules } from '../src/zones/rules.js'
 import { storeZoneRules } from '../src/zones/store.js'
 import { onCleanup } from './cleanup.js'
+import { clientReader } from '../src/db/sql-reader.js'
 
 /** The role the servers connect as: only the API's privileges, like production's. */
 export const API_ROLE = 'screening_api_bench'
@@ -59,7 +60,7 @@ export async function createBenchDatabase (serverUrl: string): Promise<BenchData
   try {
     await applyMigrations(db.adapterFactory)
     // The zone rules, as production's migrate step stores them.
-    await storeZoneRules(db.prisma, zoneRules())
+    await storeZoneRules(clientReader(db.prisma), zoneRules())
     // And the job queue's schema (webhooks), as the migrate step installs it.
     await installQueue(db.queue)
   } finally {

@@ -12,6 +12,7 @@ import type { Config } from '../src/config.js'
 import type { Database, Prisma } from '../src/db/database.js'
 import { listEndpoints, recoverEndpoint, setEndpointStatus } from '../src/webhooks/admin.js'
 import type { Plan, SubscriptionStatus } from '../src/generated/prisma/enums.js'
+import { clientReader } from '../src/db/sql-reader.js'
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
@@ -130,7 +131,7 @@ const commands: Record<string, Command> = {
     }
   },
   'fold-stats': () => async prisma => ({ folded: await foldScreenStats(prisma) }),
-  'expire-sync-tokens': () => async prisma => await expireSyncTokens(prisma),
+  'expire-sync-tokens': () => async prisma => await expireSyncTokens(clientReader(prisma)),
   'list-endpoints': o => {
     const org = o.org === undefined ? undefined : uuid('org', o.org)
     return async (_prisma, database) => await listEndpoints(database, org)

@@ -71,7 +71,7 @@ async function change (): Promise<void> {
   if (command === 'rename-job' && values.title === undefined) throw new Error(`--title is required\n\n${USAGE}`)
   const db = await openDatabase(loadConfig(), { beside: 'door' })
   try {
-    const done = command === 'complete-screen' ? await completeScreen(db.prisma, values.job) : await renameJob(db.prisma, values.title!, values.job)
+    const done = command === 'complete-screen' ? await completeScreen(db.primary, values.job) : await renameJob(db.primary, values.title!, values.job)
     console.log(`${done.title} (${done.jobId}): ${done.did}${db.throughDoor !== undefined ? ', on the running service\'s database' : ''}. Its endpoints are told within a second.`)
   } finally {
     await db.close()

@@ -15,7 +15,7 @@ import drainingPlugin from './plugins/draining.js'
 import errorsPlugin from './plugins/errors.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
-import prismaPlugin from './plugins/prisma.js'
+import databasePlugin from './plugins/database-plugin.js'
 import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js'
 import scopeGuardPlugin, { apiRoutesAudit } from './plugins/scope-guard.js'
 import requestIdPlugin from './plugins/request-id.js'
@@ -34,6 +34,7 @@ import webhookRoutes from './webhooks/webhook-routes.js'
 import webhooksRuntime from './webhooks/webhooks-plugin.js'
 import { Webhooks } from './webhooks/webhooks.js'
 import { webhookSettings } from './webhooks/webhook-settings.js'
+import { clientReader } from './db/sql-reader.js'
 
 export interface AppOptions {
   config: Config
@@ -59,14 +60,14 @@ export async function buildApp ({ config, database, logStream, webhookLookup }: 
   await app.register(requestLimitsPlugin)
   await app.register(drainingPlugin)
   await app.register(securityHeadersPlugin, { corsOrigins: config.CORS_ORIGINS.split(',').filter(Boolean) })
-  await app.register(prismaPlugin, { database })
+  await app.register(databasePlugin, { database })
   await app.register(callerCachePlugin, { ttlMs: config.AUTH_CACHE_TTL_MS })
   await app.register(summaryFoldPlugin, { intervalMs: config.SUMMARY_FOLD_INTERVAL_MS })
   await app.register(changeLogPrunePlugin, { intervalMs: config.SYNC_PRUNE_INTERVAL_MS, retentionHours: config.SYNC_RETENTION_HOURS })
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL })
   // Analytics' zone rules, stored in the database at start (one read when they are there);
   // a database out of reach then is not fatal: the first analytics request stores them.
-  const zoneRules = new ZoneRulesStore(database.prisma, configuredZoneRules(config))
+  const zoneRules = new ZoneRulesStore(clientReader(database.prisma), configuredZoneRules(config))
   app.addHook('onReady', async () => {
     await zoneRules.ready().catch((error: unknown) => { app.log.warn({ err: error }, 'zone rules not stored yet: the first analytics request will') })
   })

@@ -11,6 +11,7 @@ import { applyMigrations } from './db/migrations.js'
 import { installQueue } from './db/queue.js'
 import { configuredZoneRules } from './zones/rules.js'
 import { storeZoneRules } from './zones/store.js'
+import { clientReader } from './db/sql-reader.js'
 
 try {
   const config = loadConfig()
@@ -33,7 +34,7 @@ try {
     console.log('Job queue: installed (pg-boss).')
     // The release's zone rules, before its instances start (they would store them otherwise).
     const rules = configuredZoneRules(config)
-    await storeZoneRules(db.prisma, rules)
+    await storeZoneRules(clientReader(db.prisma), rules)
     console.log(`Zone rules: tzdata ${rules.version} (${rules.id}).`)
   } finally {
     await db.close()

@@ -1,5 +1,9 @@
+import { Type, type Static } from '@sinclair/typebox'
 import { generateApiKey } from '../auth/api-keys.js'
 import type { Prisma } from '../db/database.js'
+import { OrNull } from '../db/row-schemas.js'
+import { sql } from '../db/sql.js'
+import { clientReader, type SqlReader } from '../db/sql-reader.js'
 import type { Plan, SubscriptionStatus } from '../generated/prisma/enums.js'
 
 // What an operator needs to bootstrap and run a deployment without SQL. Each function is
@@ -32,11 +36,18 @@ export async function createApiKey (prisma: Prisma, input: { userId: string, nam
   }
   // Raw: the query builder's INSERT returns every column of the model, scopes included,
   // even when the select leaves it out.
-  const [row] = await prisma.$queryRaw<Array<{ id: string, prefix: string, expiresAt: Date | null }>>`
+  return { ...await insertApiKey(clientReader(prisma), { ...input, prefix, hash }), key }
+}
+
+const NewKeyRow = Type.Object({ id: Type.String(), prefix: Type.String(), expiresAt: OrNull(Type.Date()) })
+
+/** A key's row, without its scopes (the column's default): its id, prefix and expiry. */
+export async function insertApiKey (db: SqlReader, input: { userId: string, name?: string, prefix: string, hash: Uint8Array, expiresAt?: Date | null }): Promise<Static<typeof NewKeyRow>> {
+  const [row] = await db.rows(NewKeyRow, sql`
     INSERT INTO api_keys (user_id, name, prefix, hash, expires_at)
-    VALUES (${input.userId}::uuid, ${input.name ?? 'API key'}, ${prefix}, ${Buffer.from(hash)}, ${input.expiresAt ?? null}::timestamptz)
-    RETURNING id, prefix, expires_at AS "expiresAt"`
-  return { ...row!, key }
+    VALUES (${input.userId}::uuid, ${input.name ?? 'API key'}, ${input.prefix}, ${Buffer.from(input.hash)}, ${input.expiresAt ?? null}::timestamptz)
+    RETURNING id, prefix, expires_at AS "expiresAt"`)
+  return row!
 }
 
 /**

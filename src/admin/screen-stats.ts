@@ -1,5 +1,6 @@
 import type { Prisma } from '../db/database.js'
 import { FOLD_BATCH, foldBatch } from '../db/summary-fold.js'
+import { clientReader } from '../db/sql-reader.js'
 
 // The drift check of the screen summaries (job_screen_stats, job_completion_segments,
 // job_completion_boundaries, plus the deltas not yet folded into them): writers' triggers and
@@ -184,7 +185,7 @@ export const hasDrift = (drift: StatsDrift): boolean =>
 export async function foldScreenStats (prisma: Prisma): Promise<number> {
   let total = 0
   for (;;) {
-    const moved = await foldBatch(prisma)
+    const moved = await foldBatch(clientReader(prisma))
     total += moved
     if (moved < FOLD_BATCH) return total
   }

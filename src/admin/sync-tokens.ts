@@ -1,4 +1,8 @@
-import type { Prisma } from '../db/database.js'
+import { Type } from '@sinclair/typebox'
+import { sql } from '../db/sql.js'
+import type { SqlReader } from '../db/sql-reader.js'
+
+const GenerationRow = Type.Object({ generation: Type.Integer() })
 
 /**
  * Makes every sync token made so far answer 410 `sync_token_expired`, so that partners walk
@@ -9,7 +13,7 @@ import type { Prisma } from '../db/database.js'
  * generation, which every token carries (expire_sync_tokens(), migration
  * 20261125140000_job_changes); returns the new one.
  */
-export async function expireSyncTokens (prisma: Prisma): Promise<{ generation: number }> {
-  const [row] = await prisma.$queryRaw<Array<{ generation: number }>>`SELECT expire_sync_tokens() AS generation`
+export async function expireSyncTokens (db: SqlReader): Promise<{ generation: number }> {
+  const [row] = await db.rows(GenerationRow, sql`SELECT expire_sync_tokens() AS generation`)
   return { generation: row!.generation }
 }

@@ -1,5 +1,6 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { empty, sql, type Sql } from '../db/sql.js'
+import type { SqlReader } from '../db/sql-reader.js'
 
 // What a page's statement could see, read by the statement itself (joined to its rows, so
 // that an empty page has it too): the point a walk's and a sync's tokens are made of
@@ -46,3 +47,8 @@ export const StatementPointColumns = {
   generation: Type.Integer(),
   history: Type.Optional(Type.String()),
 }
+
+export const CurrentPointRow = Type.Object({ snapshot: Type.String(), generation: Type.Integer(), history: Type.String() })
+
+/** What `reader` sees now, with the database's history: where a new webhook endpoint starts. */
+export const currentPoint = async (reader: SqlReader): Promise<Static<typeof CurrentPointRow>> => (await reader.rows(CurrentPointRow, SYNC_POINT(true)))[0]!

@@ -125,7 +125,14 @@ function converter (type: number, column: string): (value: unknown) => unknown {
       return value => typeof value === 'string' ? JSON.parse(value) : value
     case ColumnTypeEnum.Boolean:
       return value => typeof value === 'boolean' ? value : value === 't' || value === 'true'
+    case ColumnTypeEnum.Bytes:
+      // Both adapters parse bytea (pg: a Buffer; PGlite's: a Uint8Array); the client answers a Uint8Array.
+      return value => value instanceof Uint8Array ? value : refuse(column, type)
     default:
-      throw new TypeError(`rows.ts has no conversion for column "${column}" (driver adapter column type ${type}): cast it in the statement or add one`)
+      return refuse(column, type)
   }
+}
+
+function refuse (column: string, type: number): never {
+  throw new TypeError(`sql-reader.ts has no conversion for column "${column}" (driver adapter column type ${type}): cast it in the statement or add one`)
 }

@@ -1,5 +1,8 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { bearerMatcher } from '../auth/bearer.js'
+import { sql } from '../db/sql.js'
+import { clientReader, type SqlReader } from '../db/sql-reader.js'
 import { databaseUnavailable, shuttingDown } from '../errors.js'
 
 const READY_TIMEOUT_MS = 1000
@@ -31,7 +34,7 @@ const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { metricsTok
       timer = setTimeout(() => { reject(new Error('readiness query timed out')) }, READY_TIMEOUT_MS)
     })
     try {
-      await Promise.race([app.prisma.$queryRaw`SELECT 1`, timeout])
+      await Promise.race([databaseAnswers(clientReader(app.database.prisma)), timeout])
     } catch (err) {
       app.log.warn({ err }, 'database not ready')
       throw databaseUnavailable()
@@ -54,3 +57,10 @@ const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { metricsTok
 }
 
 export default healthRoutes
+
+const AnswerRow = Type.Object({ answers: Type.Integer() })
+
+/** The readiness check's statement: the primary answers, through the client every write uses. */
+export async function databaseAnswers (db: SqlReader): Promise<void> {
+  await db.rows(AnswerRow, sql`SELECT 1 AS answers`)
+}

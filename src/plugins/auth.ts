@@ -38,7 +38,7 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     const version = cache.version()
     // From the primary, never a replica: the cache is cleared by the primary's NOTIFY, and a
     // lookup on a replica behind it could store a revoked key again for a whole TTL.
-    const caller = await findCallerByKeyHash(app.prisma, hashApiKey(key), now)
+    const caller = await findCallerByKeyHash(app.database.prisma, hashApiKey(key), now)
     if (caller !== null) cache.set(cacheKey, caller, version, now.getTime())
     return caller
   }
@@ -48,7 +48,7 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     if (now.getTime() - last < LAST_USED_RESOLUTION_MS) return
     touched.set(caller.apiKeyId, now.getTime())
     if (touched.size > 10_000) touched.clear()
-    touchKey(app.prisma, caller.apiKeyId, now, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))
+    touchKey(app.database.prisma, caller.apiKeyId, now, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))
       .catch((err: unknown) => { request.log.warn({ err }, 'could not record API key use') })
   }
 
@@ -75,4 +75,4 @@ export default fp(async function authPlugin (app: FastifyInstance) {
     request.caller = rest
     await app.limits.perKey(request, reply)
   })
-}, { name: 'auth', dependencies: ['prisma', 'caller-cache', 'rate-limit', 'request-log'] })
+}, { name: 'auth', dependencies: ['database', 'caller-cache', 'rate-limit', 'request-log'] })

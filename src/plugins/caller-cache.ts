@@ -45,4 +45,4 @@ export default fp(async function callerCachePlugin (app: FastifyInstance, { ttlM
     },
   })
   app.addHook('onClose', async () => { await subscription.close() })
-}, { name: 'caller-cache', dependencies: ['prisma', 'draining'] })
+}, { name: 'caller-cache', dependencies: ['database', 'draining'] })

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { sql } from '../db/sql.js'
+import { clientReader } from '../db/sql-reader.js'
 import { runPeriodically } from './periodic.js'
 
 // The change log behind incremental sync (migration 20261125140000_job_changes) grows with
@@ -11,6 +13,6 @@ import { runPeriodically } from './periodic.js'
 export default fp(async function changeLogPrunePlugin (app: FastifyInstance, { intervalMs, retentionHours }: { intervalMs: number, retentionHours: number }) {
   if (intervalMs === 0) return
   runPeriodically(app, 'pruning the change log', intervalMs, async () => {
-    await app.database.prisma.$queryRaw`SELECT prune_job_changes(${retentionHours * 3600}::int)`
+    await clientReader(app.database.prisma).execute(sql`SELECT prune_job_changes(${retentionHours * 3600}::int)`)
   })
-}, { name: 'change-log-prune', dependencies: ['prisma', 'draining'] })
+}, { name: 'change-log-prune', dependencies: ['database', 'draining'] })

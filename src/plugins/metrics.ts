@@ -76,4 +76,4 @@ export default fp(async function metricsPlugin (app: FastifyInstance, options: M
     reply.header('content-type', register.contentType).header('cache-control', 'no-store')
     return await register.metrics()
   })
-}, { name: 'metrics', dependencies: ['prisma', 'caller-cache'] })
+}, { name: 'metrics', dependencies: ['database', 'caller-cache'] })

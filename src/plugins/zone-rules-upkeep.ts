@@ -10,4 +10,4 @@ export const ZONE_RULES_KEEP_INTERVAL_MS = 10 * 60_000
 
 export default fp(async function zoneRulesUpkeepPlugin (app: FastifyInstance, { store }: { store: ZoneRulesStore }) {
   runPeriodically(app, 'marking the zone rules in use', ZONE_RULES_KEEP_INTERVAL_MS, async () => { await store.keep() })
-}, { name: 'zone-rules-upkeep', dependencies: ['prisma', 'draining'] })
+}, { name: 'zone-rules-upkeep', dependencies: ['database', 'draining'] })

@@ -98,7 +98,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     const { limit = 20, cursor } = request.query
     const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, endpointId)
     if (cursor !== undefined && after === undefined) throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this list (altered, or made for another endpoint)' }])
-    if (await endpointState(app.prisma, organizationId, endpointId) === null) throw endpointNotFound()
+    if (await endpointState(app.database.prisma, organizationId, endpointId) === null) throw endpointNotFound()
     const page = await listDeliveries(app.database.primary, endpointId, limit, after)
     return { data: page.deliveries, next_cursor: page.hasMore && page.last !== undefined ? cursors.encode(organizationId, endpointId, page.last) : null }
   })
@@ -106,10 +106,10 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
   app.post('/webhook_endpoints/:endpointId/deliveries/:deliveryId/redeliver', {
     schema: redeliverWebhookEventSchema,
   }, async (request, reply) => {
-    const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
+    const state = await endpointState(app.database.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
     if (!state.enabled) throw disabled(state)
-    const done = await redeliver(app.prisma, webhooks, request.params.endpointId, request.params.deliveryId)
+    const done = await redeliver(app.database.prisma, webhooks, request.params.endpointId, request.params.deliveryId)
     if (done === undefined) throw new ApiError(404, 'Webhook delivery not found')
     reply.code(202)
     return done
@@ -121,18 +121,18 @@ const deliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
   }, async (request, reply) => {
     const since = new Date(request.body.since)
     if (!(since.getTime() >= EARLIEST && since.getTime() <= LATEST)) throw invalidRequest([{ path: 'body/since', message: 'must be a date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z' }])
-    const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
+    const state = await endpointState(app.database.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
     if (!state.enabled) throw disabled(state)
     reply.code(202)
-    return await recover(app.prisma, webhooks, request.params.endpointId, since)
+    return await recover(app.database.prisma, webhooks, request.params.endpointId, since)
   })
 
   app.post('/webhook_endpoints/:endpointId/test', {
     preValidation: knownFieldsOnly(TestEventBody),
     schema: testWebhookEndpointSchema,
   }, async request => {
-    const state = await endpointState(app.prisma, request.caller.organization.id, request.params.endpointId)
+    const state = await endpointState(app.database.prisma, request.caller.organization.id, request.params.endpointId)
     if (state === null) throw endpointNotFound()
     if (!state.enabled) throw disabled(state)
     const result = await sendTestEvent({ primary: app.database.primary, guard: webhooks.guard, secrets: async () => await webhooks.secrets(), timeoutMs: webhooks.settings.testTimeoutMs }, request.params.endpointId)

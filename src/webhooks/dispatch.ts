@@ -3,6 +3,7 @@ import { clientReader } from '../db/sql-reader.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import type { Batch } from './batch.js'
 import { leaseEndpoints } from './batch.js'
+import { takeDispatchLock, walInsertPosition } from './dispatch-lock.js'
 import { chunksOf, dispatchCandidates, type Chunk, type ChunkEndpoint } from './dispatch-candidates.js'
 import { byOrganization, pageLimit, readFrom } from './dispatch-order.js'
 import { chunkEvents } from './dispatch-events.js'
@@ -18,7 +19,6 @@ import { storedPosition, type EndpointPosition } from './position.js'
 // whatever fails when; writers pay nothing for it (the log is the sync's). One run at a time
 // over every instance (an advisory lock); docs/webhooks-design.md, "Why no change is missed".
 
-const DISPATCH_LOCK = 8146720561340519
 /**
  * Events a run hands out (changes read times the endpoints told, resets included), over every
  * chunk, whatever the fan-out: it bounds the run's memory and its transaction, which a
@@ -121,14 +121,13 @@ function moves (chunk: Chunk, { read, quiet }: Read, quietMoved: Set<Chunk>): bo
 export async function dispatchChanges (prisma: Prisma, options: { leaseMs: number, budget?: Budget, replicated?: boolean, now?: () => Date, log?: { warn: (fields: object, message: string) => void } }): Promise<DispatchResult | undefined> {
   const now = options.now ?? (() => new Date())
   return await prisma.$transaction(async tx => {
-    const [lock] = await tx.$queryRaw<Array<{ got: boolean }>>`SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}) AS got`
-    if (lock?.got !== true) return undefined
-    // With replicas: a WAL position past the commit of every change this snapshot shows, for
-    // the sends to wait on (delivery-queue.ts, DeliveryJob.lsn).
-    const lsn = options.replicated === true ? (await tx.$queryRaw<Array<{ lsn: string }>>`SELECT pg_current_wal_insert_lsn()::text AS lsn`)[0]!.lsn : undefined
+    const reader = clientReader(tx)
+    if (!await takeDispatchLock(reader)) return undefined
+    // With replicas: the WAL position the sends wait on (delivery-queue.ts, DeliveryJob.lsn).
+    const lsn = options.replicated === true ? await walInsertPosition(reader) : undefined
     const at = now()
     const result: DispatchResult = { endpoints: 0, events: 0, resets: 0, failed: 0, batches: [], stopped: [] }
-    const { chunks, stopped } = chunksOf(await dispatchCandidates(clientReader(tx)), at)
+    const { chunks, stopped } = chunksOf(await dispatchCandidates(reader), at)
     for (const [reason, ids] of stopped) {
       // The key that made them is revoked, expired, gone, or its user left the organization: they may be told nothing more.
       await tx.webhookEndpoint.updateMany({ where: { id: { in: ids } }, data: { status: 'disabled', disabledReason: reason } })
@@ -167,7 +166,7 @@ export async function dispatchChanges (prisma: Prisma, options: { leaseMs: numbe
       result.failed += ids.length
     }
     if (leased.length > 0) {
-      const endpoints = await leaseEndpoints(clientReader(tx), leased.map(l => l.endpoint.id), options.leaseMs)
+      const endpoints = await leaseEndpoints(reader, leased.map(l => l.endpoint.id), options.leaseMs)
       for (const { endpoint, events, next } of leased) {
         const { lease, ...delivery } = endpoints.get(endpoint.id)!
         result.batches.push({ endpointId: endpoint.id, endpoint: delivery, events, next, lease, ...(lsn !== undefined ? { lsn } : {}) })

@@ -128,7 +128,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     preValidation: knownFieldsOnly(CreateWebhookEndpointBody),
     schema: createWebhookEndpointSchema,
   }, async (request, reply) => {
-    const created = await createEndpoint(app.prisma, webhooks, caller(request), request.body)
+    const created = await createEndpoint(app.database.prisma, webhooks, caller(request), request.body)
     webhooks.inUse()
     reply.code(201)
     return created
@@ -141,14 +141,14 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     const { limit = 20, cursor } = request.query
     const after = cursor === undefined ? undefined : cursors.decode(cursor, organizationId, undefined)
     if (cursor !== undefined && after === undefined) throw invalidRequest([{ path: 'querystring/cursor', message: 'is not a cursor of this list (altered, or made for another organization)' }])
-    const page = await listEndpoints(app.prisma, organizationId, limit, after === undefined ? undefined : { createdAt: after.at, id: after.id })
+    const page = await listEndpoints(app.database.prisma, organizationId, limit, after === undefined ? undefined : { createdAt: after.at, id: after.id })
     return { data: page.endpoints, next_cursor: page.hasMore && page.last !== undefined ? cursors.encode(organizationId, undefined, { at: page.last.createdAt, id: page.last.id }) : null }
   })
 
   app.get('/webhook_endpoints/:endpointId', {
     schema: getWebhookEndpointSchema,
   }, async request => {
-    const found = await findEndpoint(app.prisma, request.caller.organization.id, request.params.endpointId)
+    const found = await findEndpoint(app.database.prisma, request.caller.organization.id, request.params.endpointId)
     if (found === null) throw endpointNotFound()
     return found
   })
@@ -157,7 +157,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     preValidation: knownFieldsOnly(UpdateWebhookEndpointBody),
     schema: updateWebhookEndpointSchema,
   }, async request => {
-    const updated = await updateEndpoint(app.prisma, webhooks, caller(request), request.params.endpointId, request.body)
+    const updated = await updateEndpoint(app.database.prisma, webhooks, caller(request), request.params.endpointId, request.body)
     if (updated === null) throw endpointNotFound()
     if (updated.status === 'enabled') webhooks.inUse()
     return updated
@@ -166,7 +166,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
   app.delete('/webhook_endpoints/:endpointId', {
     schema: deleteWebhookEndpointSchema,
   }, async (request, reply) => {
-    if (!await deleteEndpoint(app.prisma, request.caller.organization.id, request.params.endpointId)) throw endpointNotFound()
+    if (!await deleteEndpoint(app.database.prisma, request.caller.organization.id, request.params.endpointId)) throw endpointNotFound()
     return await reply.code(204).send()
   })
 
@@ -174,7 +174,7 @@ const endpointRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks, signer: Si
     preValidation: knownFieldsOnly(RotateSecretBody),
     schema: rotateWebhookSecretSchema,
   }, async request => {
-    const rotated = await rotateSecret(app.prisma, webhooks, request.caller.organization.id, request.params.endpointId, request.body?.grace_seconds ?? 86_400)
+    const rotated = await rotateSecret(app.database.prisma, webhooks, request.caller.organization.id, request.params.endpointId, request.body?.grace_seconds ?? 86_400)
     if (rotated === null) throw endpointNotFound()
     return { secret: rotated.secret, previous_secret_expires_at: rotated.previousUntil?.toISOString() ?? null }
   })

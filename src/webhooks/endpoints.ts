@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
 import type { Prisma } from '../db/database.js'
 import { CONFLICT_CODES } from '../error-codes.js'
 import { ApiError, invalidRequest } from '../errors.js'
 import type { ErrorCase } from '../schemas/responses.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../changes/history.js'
-import { SYNC_POINT } from '../changes/point.js'
+import { currentPoint } from '../changes/point.js'
+import { OrNull } from '../db/row-schemas.js'
+import { sql } from '../db/sql.js'
+import { clientReader, type SqlReader } from '../db/sql-reader.js'
 import { bounded, parseSnapshot } from '../changes/snapshot.js'
 import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint, type WebhookEndpointCreated } from '../schemas/webhooks.js'
 import type { RefusalLog } from './egress.js'
@@ -31,10 +35,13 @@ export const presentEndpoint = (row: Row): WebhookEndpoint => ({
   updated_at: row.updatedAt.toISOString(),
 })
 
+/** What endpoints' changes use of the webhooks: the egress guard, the secrets' box, the settings. */
+export type EndpointWebhooks = Pick<Webhooks, 'guard' | 'secrets' | 'settings'>
+
 export interface Caller { organizationId: string, apiKeyId: string, log?: RefusalLog }
 
 /** The URL, or a 400 on `body/url` saying why it may not be an endpoint's (the detail, in the log only). */
-async function checkedUrl (webhooks: Webhooks, caller: Caller, url: string): Promise<string> {
+async function checkedUrl (webhooks: EndpointWebhooks, caller: Caller, url: string): Promise<string> {
   const refused = await webhooks.guard.refusal(url)
   if (refused === undefined) return url
   caller.log?.info({ organization: caller.organizationId, refused: refused.detail }, 'webhooks: an endpoint URL was refused')
@@ -46,8 +53,8 @@ async function checkedUrl (webhooks: Webhooks, caller: Caller, url: string): Pro
  * committed later, or in progress now, are its events).
  */
 async function startingPosition (prisma: Prisma): Promise<PrismaNamespace.InputJsonValue> {
-  const [point] = await prisma.$queryRaw<Array<{ snapshot: string, generation: number, history: string }>>(SYNC_POINT(true))
-  return storedPosition({ since: bounded(parseSnapshot(point!.snapshot)!), generation: point!.generation, history: historyId(point!.history), analytics: true, jobs: true, at: Date.now() }) as unknown as PrismaNamespace.InputJsonValue
+  const point = await currentPoint(clientReader(prisma))
+  return storedPosition({ since: bounded(parseSnapshot(point.snapshot)!), generation: point.generation, history: historyId(point.history), analytics: true, jobs: true, at: Date.now() }) as unknown as PrismaNamespace.InputJsonValue
 }
 
 const limitMessage = (max: number): string => `The organization has ${max} webhook endpoints, as many as it may: delete one first (disabled ones count too).`
@@ -55,7 +62,7 @@ const limitMessage = (max: number): string => `The organization has ${max} webho
 const endpointLimit = (max: number): ApiError => new ApiError(409, limitMessage(max), {}, {}, CONFLICT_CODES.endpointLimit)
 export const ENDPOINT_LIMIT: ErrorCase = { description: 'The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first.', code: CONFLICT_CODES.endpointLimit, error: limitMessage(16) }
 
-export async function createEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, body: { url: string, events?: string[], description?: string }): Promise<WebhookEndpointCreated> {
+export async function createEndpoint (prisma: Prisma, webhooks: EndpointWebhooks, caller: Caller, body: { url: string, events?: string[], description?: string }): Promise<WebhookEndpointCreated> {
   const url = await checkedUrl(webhooks, caller, body.url)
   const id = randomUUID()
   const secret = newSigningSecret()
@@ -110,7 +117,16 @@ export const DISABLED_BY_OPERATOR: ErrorCase = { description: 'An operator of th
 /** An endpoint enabled again starts with no failures, and a later failing spell or disabling is told again. */
 export const FAILURES_FORGOTTEN = { failingSince: null, consecutiveFailures: 0, failingNotifiedAt: null, disabledNotifiedAt: null }
 
-export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
+const LockedRow = Type.Object({ reason: OrNull(Type.String()) })
+
+/** The organization's endpoint locked against other changes (why it is disabled, if it is); undefined when not the organization's. */
+export async function lockEndpoint (reader: SqlReader, organizationId: string, id: string): Promise<{ reason: string | null } | undefined> {
+  const [row] = await reader.rows(LockedRow, sql`
+    SELECT disabled_reason AS reason FROM webhook_endpoints WHERE id = ${id}::uuid AND organization_id = ${organizationId}::uuid FOR NO KEY UPDATE`)
+  return row
+}
+
+export async function updateEndpoint (prisma: Prisma, webhooks: EndpointWebhooks, caller: Caller, id: string, body: { url?: string, events?: string[], description?: string | null, status?: 'enabled' | 'disabled' }): Promise<WebhookEndpoint | null> {
   const data: PrismaNamespace.WebhookEndpointUpdateManyMutationInput & { apiKeyId?: string } = {}
   // A new URL is told what the key that set it may read, not what its maker's key could: a
   // key without analytics:read cannot point an analytics-reading endpoint at itself.
@@ -119,8 +135,7 @@ export async function updateEndpoint (prisma: Prisma, webhooks: Webhooks, caller
   if (body.description !== undefined) data.description = body.description
   // The row locked first: an operator's disable, whenever it lands, is never undone here.
   return await prisma.$transaction(async tx => {
-    const [row] = await tx.$queryRaw<Array<{ reason: string | null }>>`
-      SELECT disabled_reason AS reason FROM webhook_endpoints WHERE id = ${id}::uuid AND organization_id = ${caller.organizationId}::uuid FOR NO KEY UPDATE`
+    const row = await lockEndpoint(clientReader(tx), caller.organizationId, id)
     if (row === undefined) return null
     const byOperator = row.reason === 'operator'
     if (byOperator && body.status === 'enabled') throw disabledByOperator()
@@ -143,15 +158,23 @@ export async function deleteEndpoint (prisma: Prisma, organizationId: string, id
  * is not the organization's. One statement: two rotations at once leave the second's previous
  * secret the first's new one, so both answered secrets sign during the grace.
  */
-export async function rotateSecret (prisma: Prisma, webhooks: Webhooks, organizationId: string, id: string, graceSeconds: number): Promise<{ secret: string, previousUntil: Date | null } | null> {
+export async function rotateSecret (prisma: Prisma, webhooks: EndpointWebhooks, organizationId: string, id: string, graceSeconds: number): Promise<{ secret: string, previousUntil: Date | null } | null> {
   const secret = newSigningSecret()
   const sealed = (await webhooks.secrets()).seal(id, secret)
-  const [row] = await prisma.$queryRaw<Array<{ until: Date | null }>>`
+  const until = await replaceSecret(clientReader(prisma), organizationId, id, sealed, graceSeconds)
+  return until === undefined ? null : { secret, previousUntil: until }
+}
+
+const ReplacedRow = Type.Object({ until: OrNull(Type.Date()) })
+
+/** Seals in `sealed` as the endpoint's secret: until when the old one signs too (null: not at all); undefined when not the organization's. */
+export async function replaceSecret (writer: SqlReader, organizationId: string, id: string, sealed: Uint8Array, graceSeconds: number): Promise<Date | null | undefined> {
+  const [row] = await writer.rows(ReplacedRow, sql`
     UPDATE webhook_endpoints
     SET previous_secret = CASE WHEN ${graceSeconds}::int > 0 THEN secret END,
         previous_secret_until = CASE WHEN ${graceSeconds}::int > 0 THEN now() + ${graceSeconds}::int * interval '1 second' END,
         secret = ${sealed}, updated_at = now()
     WHERE id = ${id}::uuid AND organization_id = ${organizationId}::uuid
-    RETURNING previous_secret_until AS until`
-  return row === undefined ? null : { secret, previousUntil: row.until }
+    RETURNING previous_secret_until AS until`)
+  return row?.until
 }

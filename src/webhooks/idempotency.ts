@@ -5,6 +5,9 @@ import { Type } from '@sinclair/typebox'
 import { CONFLICT_CODES } from '../error-codes.js'
 import { ApiError } from '../errors.js'
 import type { ErrorCase } from '../schemas/responses.js'
+import { clientReader } from '../db/sql-reader.js'
+import type { Prisma } from '../db/database.js'
+import { claimKey, firstAnswer, forgetKey, keepAnswer } from './idempotency-keys.js'
 import type { Webhooks } from './webhooks.js'
 
 // Idempotency-Key on the webhooks API's POSTs (issue 55), as Stripe has it: a POST retried
@@ -61,20 +64,15 @@ function replayedCode (body: string): string | null {
 }
 
 export default fp(async function idempotencyPlugin (app: FastifyInstance, { webhooks }: { webhooks: Webhooks }) {
+  // The primary through the client, as the webhooks API's other statements.
+  const db = clientReader(app.database.prisma)
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers['idempotency-key']
     if (request.method !== 'POST' || typeof key !== 'string') return
     const apiKeyId = request.caller.apiKeyId
     const print = fingerprint(request)
-    // Taken, or taken again: one 24 hours old, or one whose request never answered (a process gone) in a minute.
-    const [claimed] = await app.prisma.$queryRaw<Array<{ claimed: boolean }>>`
-      INSERT INTO idempotency_keys (api_key_id, key, fingerprint) VALUES (${apiKeyId}::uuid, ${key}, ${print})
-      ON CONFLICT (api_key_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, status_code = NULL, response = NULL, created_at = now()
-        WHERE idempotency_keys.created_at < now() - interval '24 hours' OR (idempotency_keys.status_code IS NULL AND idempotency_keys.created_at < now() - interval '1 minute')
-      RETURNING true AS claimed`
-    if (claimed !== undefined) { request.idempotencyKey = { apiKeyId, key }; return }
-    const [first] = await app.prisma.$queryRaw<Array<{ fingerprint: Uint8Array, statusCode: number | null, response: Uint8Array | null }>>`
-      SELECT fingerprint, status_code AS "statusCode", response FROM idempotency_keys WHERE api_key_id = ${apiKeyId}::uuid AND key = ${key}`
+    if (await claimKey(db, apiKeyId, key, print)) { request.idempotencyKey = { apiKeyId, key }; return }
+    const first = await firstAnswer(db, apiKeyId, key)
     if (first === undefined || first.statusCode === null) throw new ApiError(409, inUseMessage, {}, { 'retry-after': '1' }, CONFLICT_CODES.idempotencyKeyInUse)
     if (!Buffer.from(first.fingerprint).equals(print)) throw new ApiError(422, reusedMessage)
     const body = first.response === null ? '' : (await webhooks.secrets()).open(boxId(apiKeyId, key), first.response)
@@ -90,17 +88,17 @@ export default fp(async function idempotencyPlugin (app: FastifyInstance, { webh
     request.idempotencyKey = undefined
     const { apiKeyId, key } = claim
     if (reply.statusCode >= 500) {
-      await app.prisma.$executeRaw`DELETE FROM idempotency_keys WHERE api_key_id = ${apiKeyId}::uuid AND key = ${key}`
+      await forgetKey(db, apiKeyId, key)
       return payload
     }
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
     const sealed = (await webhooks.secrets()).seal(boxId(apiKeyId, key), text)
-    await app.prisma.$executeRaw`UPDATE idempotency_keys SET status_code = ${reply.statusCode}, response = ${sealed} WHERE api_key_id = ${apiKeyId}::uuid AND key = ${key}`
+    await keepAnswer(db, apiKeyId, key, reply.statusCode, sealed)
     return payload
   })
 }, { name: 'webhooks-idempotency', dependencies: ['auth'] })
 
 /** Forgets the keys past their 24 hours (they are ignored then anyway). */
-export async function pruneIdempotencyKeys (prisma: FastifyInstance['prisma']): Promise<number> {
+export async function pruneIdempotencyKeys (prisma: Prisma): Promise<number> {
   return await prisma.$executeRaw`DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'`
 }

@@ -1,7 +1,8 @@
 import type { PgBoss } from 'pg-boss'
 import type { Prisma } from '../db/database.js'
-import { sql } from '../db/sql.js'
+import { clientReader } from '../db/sql-reader.js'
 import { deliveryJobs, insertDeliveryJobs, queueDb } from './delivery-queue.js'
+import { anyNoticeDue, claimNotices, noticeDue, noticeRecipients, type Claimed } from './notice-claims.js'
 import { noticeEventId, type NoticeType, type WebhookEvent } from './events.js'
 
 // Notices before an endpoint stops (issue 57, part 4): once an endpoint's failing spell
@@ -13,8 +14,6 @@ import { noticeEventId, type NoticeType, type WebhookEvent } from './events.js'
 
 /** A notice claimed, for the metrics and the log. */
 export interface Notice { type: NoticeType, endpointId: string, organizationId: string, reason: string | null, recipients: number }
-
-interface Claimed { id: string, organization_id: string, status: string, url: string, disabled_reason: string | null, failing_since: Date | null, consecutive_failures: number }
 
 /** Notices claimed at once: a tick when every endpoint fails (this side's egress down) stays short; the next tick takes more. */
 const CLAIM_MAX = 100
@@ -32,23 +31,14 @@ function noticeOf (row: Claimed, at: string): Pick<WebhookEvent, 'type' | 'subje
 
 /** Claims the notices due and queues each for the organization's other enabled endpoints. */
 export async function sendNotices (prisma: Prisma, boss: PgBoss, failingAfter: number): Promise<Notice[]> {
-  const due = sql`(status = 'enabled' AND failing_notified_at IS NULL AND consecutive_failures >= ${failingAfter})
-    OR (status = 'disabled' AND disabled_notified_at IS NULL AND disabled_reason IS DISTINCT FROM 'requested')`
+  const due = noticeDue(failingAfter)
   // Every dispatcher tick asks; one statement when none is due, the usual case.
-  const [any] = await prisma.$queryRaw<Array<{ due: boolean }>>`SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${due}) AS due`
-  if (any?.due !== true) return []
+  if (!await anyNoticeDue(clientReader(prisma), due)) return []
   return await prisma.$transaction(async tx => {
-    // Rows another instance is claiming are skipped, not waited for: it sends those.
-    const claimed = await tx.$queryRaw<Claimed[]>`
-      UPDATE webhook_endpoints SET
-        failing_notified_at = CASE WHEN status = 'enabled' THEN now() ELSE failing_notified_at END,
-        disabled_notified_at = CASE WHEN status = 'disabled' THEN now() ELSE disabled_notified_at END
-      WHERE id IN (SELECT id FROM webhook_endpoints WHERE ${due} LIMIT ${CLAIM_MAX} FOR UPDATE SKIP LOCKED)
-      RETURNING id::text AS id, organization_id::text AS organization_id, status::text AS status, url, disabled_reason, failing_since, consecutive_failures`
+    const reader = clientReader(tx)
+    const claimed = await claimNotices(reader, due, CLAIM_MAX)
     if (claimed.length === 0) return []
-    const recipients = await tx.$queryRaw<Array<{ id: string, organization_id: string }>>`
-      SELECT id::text AS id, organization_id::text AS organization_id FROM webhook_endpoints
-      WHERE organization_id = ANY(${[...new Set(claimed.map(c => c.organization_id))]}::uuid[]) AND status = 'enabled'`
+    const recipients = await noticeRecipients(reader, [...new Set(claimed.map(c => c.organization_id))])
     const at = new Date().toISOString()
     const jobs: ReturnType<typeof deliveryJobs> = []
     const notices = claimed.map(row => {

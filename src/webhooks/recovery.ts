@@ -1,8 +1,8 @@
 import type { Prisma } from '../db/database.js'
-import { sql } from '../db/sql.js'
-import { batchAttempts } from './deliveries.js'
-import { DELIVERY_QUEUE, enqueueEvents, queueDb } from './delivery-queue.js'
+import { clientReader, type SqlReader } from '../db/sql-reader.js'
+import { enqueueEvents, queueDb } from './delivery-queue.js'
 import { NOTICE_EVENT_TYPES } from '../schemas/webhooks.js'
+import { attemptOf, givenUp, givenUpEvents, givenUpScheduled, laterAttempts, scheduledIds } from './recovery-reads.js'
 import type { EventType, WebhookEvent } from './events.js'
 import type { Webhooks } from './webhooks.js'
 
@@ -17,26 +17,17 @@ export const RECOVER_MAX = 1000
 
 export interface Scheduled { scheduled: number, skipped: number, more: boolean }
 
-type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0]
-
-/** The ids of the endpoint's events queued, waiting for a retry, or being sent now. */
-async function scheduledIds (tx: Tx, endpointId: string): Promise<Set<string>> {
-  const rows = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT DISTINCT e->>'id' AS id FROM pgboss.job j CROSS JOIN LATERAL jsonb_array_elements(j.data->'events') e
-    WHERE j.name = ${DELIVERY_QUEUE} AND j.group_id = ${endpointId} AND j.state IN ('created', 'retry', 'active')`
-  return new Set(rows.map(r => r.id))
-}
-
 /**
  * Queues `events` of the endpoint but those already scheduled, under a lock of the endpoint's
  * recoveries (an advisory lock: no row a writer or the sender uses is locked), in one
  * transaction: two calls at once cannot both queue an event.
  */
-async function scheduleOnce (prisma: Prisma, webhooks: Webhooks, endpointId: string, candidates: (tx: Tx, already: Set<string>) => Promise<{ events: WebhookEvent[], skipped: number }>): Promise<{ scheduled: number, skipped: number }> {
+async function scheduleOnce (prisma: Prisma, webhooks: Pick<Webhooks, 'queue'>, endpointId: string, candidates: (reader: SqlReader, already: Set<string>) => Promise<{ events: WebhookEvent[], skipped: number }>): Promise<{ scheduled: number, skipped: number }> {
   const boss = await webhooks.queue()
   return await prisma.$transaction(async tx => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('webhook_recovery:' || ${endpointId}, 0))`
-    const { events, skipped } = await candidates(tx, await scheduledIds(tx, endpointId))
+    const reader = clientReader(tx)
+    const { events, skipped } = await candidates(reader, await scheduledIds(reader, endpointId))
     await enqueueEvents(boss, endpointId, events, { db: queueDb(tx) })
     return { scheduled: events.length, skipped }
   }, { maxWait: 5000, timeout: 30_000 })
@@ -57,21 +48,15 @@ const nextAttempt = (endpointId: string, row: { eventId: string, eventType: stri
  * attempt after this one delivered it (redeliver that one to send it again); undefined when
  * the attempt is not the endpoint's.
  */
-export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId: string, deliveryId: string): Promise<Scheduled | undefined> {
-  const [row] = await prisma.$queryRaw<Array<{ eventId: string, eventType: string, jobId: string | null, eventAt: Date, attemptedAt: Date }>>`
-    SELECT event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempted_at AS "attemptedAt" FROM webhook_deliveries WHERE id = ${deliveryId}::uuid AND endpoint_id = ${endpointId}::uuid
-    UNION ALL
-    SELECT event_id, event_type, job_id, event_at, attempted_at FROM (${batchAttempts(sql`SELECT * FROM webhook_delivery_batches WHERE id = overlay(${deliveryId}::uuid::text placing '0000' from 33)::uuid AND endpoint_id = ${endpointId}::uuid`, undefined)}) a
-    WHERE a.id = ${deliveryId}::uuid`
+export async function redeliver (prisma: Prisma, webhooks: Pick<Webhooks, 'queue'>, endpointId: string, deliveryId: string): Promise<Scheduled | undefined> {
+  const row = await attemptOf(clientReader(prisma), endpointId, deliveryId)
   if (row === undefined) return undefined
   if (isNotice(row.eventType)) return { scheduled: 0, skipped: 1, more: false }
-  const done = await scheduleOnce(prisma, webhooks, endpointId, async (tx, already) => {
+  const done = await scheduleOnce(prisma, webhooks, endpointId, async (reader, already) => {
     if (already.has(row.eventId)) return { events: [], skipped: 1 }
-    const [later] = await tx.$queryRaw<Array<{ delivered: boolean | null, attempt: number | null }>>`
-      SELECT bool_or(outcome = 'delivered' AND attempted_at > ${row.attemptedAt}) AS delivered, max(attempt)::int AS attempt
-      FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND event_id = ${row.eventId}`
+    const later = await laterAttempts(reader, endpointId, row.eventId, row.attemptedAt)
     // A batch's attempt is the first: later ones, if any, are rows.
-    return later?.delivered === true ? { events: [], skipped: 1 } : { events: [nextAttempt(endpointId, row, Math.max(later?.attempt ?? 0, 1) + 1)], skipped: 0 }
+    return later.delivered === true ? { events: [], skipped: 1 } : { events: [nextAttempt(endpointId, row, Math.max(later.attempt ?? 0, 1) + 1)], skipped: 0 }
   })
   return { ...done, more: false }
 }
@@ -81,24 +66,16 @@ export async function redeliver (prisma: Prisma, webhooks: Webhooks, endpointId:
  * will not be tried again (given up, or recorded while the endpoint was disabled), RECOVER_MAX
  * at most: `more` when there are others (the same call again schedules them, skipping these).
  */
-export async function recover (prisma: Prisma, webhooks: Webhooks, endpointId: string, since: Date): Promise<Scheduled> {
+export async function recover (prisma: Prisma, webhooks: Pick<Webhooks, 'queue'>, endpointId: string, since: Date): Promise<Scheduled> {
   let more = false
-  // The endpoint's events whose last attempt since `since` failed and will not be tried again.
-  const givenUp = sql`
-    SELECT * FROM (
-      SELECT DISTINCT ON (event_id) event_id, event_type, job_id, event_at, attempt, outcome, next_attempt_at
-      FROM webhook_deliveries WHERE endpoint_id = ${endpointId}::uuid AND attempted_at >= ${since} AND NOT (event_type = ANY (${[...NOTICE_EVENT_TYPES]}::text[]))
-      ORDER BY event_id, attempted_at DESC, attempt DESC
-    ) latest WHERE outcome = 'failed' AND next_attempt_at IS NULL`
-  const done = await scheduleOnce(prisma, webhooks, endpointId, async (tx, already) => {
+  const given = givenUp(endpointId, since)
+  const done = await scheduleOnce(prisma, webhooks, endpointId, async (reader, already) => {
     // Those scheduled already are counted, not read: the limit is of events to schedule.
     const scheduled = [...already]
-    const given = await tx.$queryRaw<Array<{ eventId: string, eventType: string, jobId: string | null, eventAt: Date, attempt: number }>>`
-      SELECT event_id AS "eventId", event_type AS "eventType", job_id AS "jobId", event_at AS "eventAt", attempt
-      FROM (${givenUp}) g WHERE NOT (event_id = ANY (${scheduled}::text[])) ORDER BY event_id LIMIT ${RECOVER_MAX + 1}`
-    const [skipped] = scheduled.length === 0 ? [{ n: 0 }] : await tx.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM (${givenUp}) g WHERE event_id = ANY (${scheduled}::text[])`
-    more = given.length > RECOVER_MAX
-    return { events: given.slice(0, RECOVER_MAX).map(row => nextAttempt(endpointId, row, row.attempt + 1)), skipped: skipped!.n }
+    const events = await givenUpEvents(reader, given, scheduled, RECOVER_MAX + 1)
+    const skipped = await givenUpScheduled(reader, given, scheduled)
+    more = events.length > RECOVER_MAX
+    return { events: events.slice(0, RECOVER_MAX).map(row => nextAttempt(endpointId, row, row.attempt + 1)), skipped }
   })
   return { ...done, more }
 }

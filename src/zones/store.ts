@@ -1,4 +1,6 @@
-import type { Prisma } from '../db/database.js'
+import { Type } from '@sinclair/typebox'
+import { sql } from '../db/sql.js'
+import type { SqlReader } from '../db/sql-reader.js'
 import type { ZoneRules } from './rules.js'
 
 // The zone rules in the database, where analytics' statements read them (zone_rules, keyed by
@@ -12,11 +14,26 @@ import type { ZoneRules } from './rules.js'
  * when they are there): keep_zone_rules() also deletes the sets no instance has marked for a
  * day (migration 20261127120000_zone_rule_sets_pruned).
  */
-export async function storeZoneRules (prisma: Prisma, rules: ZoneRules): Promise<void> {
-  const [kept] = await prisma.$queryRaw<Array<{ kept: boolean }>>`SELECT keep_zone_rules(${rules.id}) AS kept`
-  if (kept?.kept === true) return
-  const [loaded] = await prisma.$queryRaw<Array<{ id: string }>>`SELECT load_zone_rules(${rules.text}) AS id`
-  if (loaded?.id !== rules.id) throw new Error(`zone rules ${rules.id}: the database filed them as ${loaded?.id}`)
+export async function storeZoneRules (db: SqlReader, rules: ZoneRules): Promise<void> {
+  if (await keepZoneRules(db, rules.id)) return
+  const loaded = await loadZoneRules(db, rules.text)
+  if (loaded !== rules.id) throw new Error(`zone rules ${rules.id}: the database filed them as ${loaded}`)
+}
+
+const KeptRow = Type.Object({ kept: Type.Boolean() })
+
+/** Marks the set in use; false when the database has no set of that id. */
+export async function keepZoneRules (db: SqlReader, id: string): Promise<boolean> {
+  const [kept] = await db.rows(KeptRow, sql`SELECT keep_zone_rules(${id}) AS kept`)
+  return kept?.kept === true
+}
+
+const LoadedRow = Type.Object({ id: Type.String() })
+
+/** Loads a set of rules (tzdata's zic output): the id the database filed it under. */
+export async function loadZoneRules (db: SqlReader, text: string): Promise<string | undefined> {
+  const [loaded] = await db.rows(LoadedRow, sql`SELECT load_zone_rules(${text}) AS id`)
+  return loaded?.id
 }
 
 /**
@@ -27,10 +44,10 @@ export async function storeZoneRules (prisma: Prisma, rules: ZoneRules): Promise
 export class ZoneRulesStore {
   private stored: Promise<void> | undefined
 
-  constructor (private readonly prisma: Prisma, readonly rules: ZoneRules) {}
+  constructor (private readonly db: SqlReader, readonly rules: ZoneRules) {}
 
   async ready (): Promise<void> {
-    this.stored ??= storeZoneRules(this.prisma, this.rules).catch((error: unknown) => {
+    this.stored ??= storeZoneRules(this.db, this.rules).catch((error: unknown) => {
       this.stored = undefined
       throw error
     })
@@ -42,7 +59,7 @@ export class ZoneRulesStore {
 
   /** Marks the rules in use (storing them again if they were deleted), on the upkeep's timer. */
   async keep (): Promise<void> {
-    await storeZoneRules(this.prisma, this.rules)
+    await storeZoneRules(this.db, this.rules)
     this.stored = Promise.resolve()
   }
 }

@@ -279,9 +279,9 @@ t.test('notifications dropped, the primary\'s pool busy but working: on while bu
     // eslint-disable-next-line no-unmodified-loop-condition -- set to false by the test body while the loops run
     while (busy) {
       const queued = performance.now()
-      await app.prisma.$queryRaw`SELECT 1`.catch(() => {})
+      await app.database.prisma.$queryRaw`SELECT 1`.catch(() => {})
       waits.push(performance.now() - queued)
-      await app.prisma.$queryRaw`SELECT pg_sleep(0.3)`.catch(() => {})
+      await app.database.prisma.$queryRaw`SELECT pg_sleep(0.3)`.catch(() => {})
     }
   })
   t.teardown(async () => { busy = false; await Promise.all(loops) })

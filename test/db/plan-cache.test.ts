@@ -39,7 +39,7 @@ t.test('every request statement runs on a generic plan once the plan cache has s
       t.equal(res.statusCode, headers['if-none-match'] !== undefined ? 304 : 200, `${name} #${i + 1}`)
     }
   }
-  const prepared = await app.prisma.$queryRaw<Array<{ statement: string, generic: bigint, custom: bigint }>>`
+  const prepared = await app.database.prisma.$queryRaw<Array<{ statement: string, generic: bigint, custom: bigint }>>`
     SELECT statement, generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements`
   for (const [name, , pattern] of operations) {
     // The most executed text of each.
@@ -69,7 +69,7 @@ t.test('a repeated analytics question, answered from the answer kept, runs its o
     t.equal(res.statusCode, 200, `repeat #${i + 1}`)
     t.equal(res.body, first.body, 'the same answer')
   }
-  const prepared = await app.prisma.$queryRaw<Array<{ statement: string, generic: bigint, custom: bigint }>>`
+  const prepared = await app.database.prisma.$queryRaw<Array<{ statement: string, generic: bigint, custom: bigint }>>`
     SELECT statement, generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements`
   const [statement] = prepared.filter(p => /^\s*SELECT \(SELECT coalesce\(sum\(c\.changes\)[\s\S]*EXISTS \(SELECT FROM zone_rules/.test(p.statement))
   if (statement === undefined) { t.fail('the version and rules statement: not prepared'); return }

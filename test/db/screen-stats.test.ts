@@ -228,7 +228,7 @@ for (const cut of [SUMMARIES, BOUNDARIES]) {
     await old.prisma.$executeRawUnsafe(`GRANT SELECT ON ${cut === SUMMARIES ? 'screens' : 'job_screen_stats, job_completion_segments'} TO summaries_reader`)
 
     t.same(await applyMigrations(new PrismaPGlite(pglite)), names.filter(n => n >= cut))
-    await storeZoneRules(old.prisma, zoneRules())
+    await storeZoneRules(clientReader(old.prisma), zoneRules())
     if (cut === BOUNDARIES) {
       const [grant] = await old.prisma.$queryRaw<Array<{ ok: boolean }>>`SELECT has_table_privilege('summaries_reader', 'job_completion_boundaries', 'SELECT') AS ok`
       t.ok(grant!.ok, 'a role that could read the segments can read the boundary windows')

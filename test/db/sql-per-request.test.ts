@@ -11,7 +11,7 @@ import { sleep } from '../helpers/sleep.js'
 // off here, so that only a request's own statements are counted.
 const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
 const sent: string[] = []
-;(app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
+;(app.database.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
 
 const pro = await createTenant(prisma, { plan: 'pro' })
 const job = await createJob(prisma, pro, { questions: 3 })
@@ -144,7 +144,7 @@ t.test('an unknown caller costs one statement, a malformed one none', async t =>
 t.test('with the cache off (AUTH_CACHE_TTL_MS=0), a request is two statements', async t => {
   const cold = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: '0', SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
   const seen: string[] = []
-  ;(cold.app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { seen.push(e.query) })
+  ;(cold.app.database.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { seen.push(e.query) })
   const tenant = await createTenant(cold.prisma, { plan: 'pro' })
   const coldJob = await createJob(cold.prisma, tenant)
   t.notOk(cold.app.callerCache.enabled)

@@ -13,6 +13,7 @@ import { applyMigrations, readMigrations } from '../../src/db/migrations.js'
 import { installQueue } from '../../src/db/queue.js'
 import { zoneRules } from '../../src/zones/rules.js'
 import { storeZoneRules } from '../../src/zones/store.js'
+import { clientReader } from '../../src/db/sql-reader.js'
 
 // Each test file gets a database of its own, already migrated: cloned from a template that
 // is built once per migration set (a PGlite dump on disk, or a template database on the
@@ -135,7 +136,7 @@ async function serverTemplate (admin: pg.Client, base: string): Promise<string> 
       await admin.query(`CREATE DATABASE ${building}`)
       const db = openServerDatabase(databaseUrl(base, building), { DB_POOL_MAX: 2, DB_CONNECTION_TIMEOUT_MS: 5000, DB_QUERY_TIMEOUT_MS: 30_000, DB_STATEMENT_TIMEOUT_MS: 30_000 })
       await applyMigrations(db.adapterFactory)
-      await storeZoneRules(db.prisma, zoneRules())
+      await storeZoneRules(clientReader(db.prisma), zoneRules())
       await installQueue(db.queue)
       await db.close()
       // Grants live in the database, so every clone has them; the role is cluster-wide.

@@ -14,7 +14,7 @@ import { sleep } from '../helpers/sleep.js'
 
 const { app, prisma } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off' }, db: { logQueries: true } })
 const sent: string[] = []
-;(app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
+;(app.database.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { sent.push(e.query) })
 
 const acme = await createTenant(prisma)
 const globex = await createTenant(prisma)
@@ -85,7 +85,7 @@ t.test('ANALYTICS_CACHE_BYTES=0: nothing kept; an answer larger than the bound i
   for (const bytes of ['0', '64']) {
     const { app: uncached, prisma: db } = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off', ANALYTICS_CACHE_BYTES: bytes }, db: { logQueries: true } })
     const queries: string[] = []
-    ;(uncached.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { queries.push(e.query) })
+    ;(uncached.database.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { queries.push(e.query) })
     const tenant = await createTenant(db)
     const own = await createJob(db, tenant)
     await createScreens(db, own.id, [{ status: 'completed', score: 70, completedAt: monday }])
@@ -186,7 +186,7 @@ t.test('a kept batch is given whole even where one of its entries was dropped fr
   const budget = batch.body.length + short.body.length + 1200
   const small = await buildTestApp(t, { env: { SUMMARY_FOLD_INTERVAL_MS: '0', WEBHOOK_WORKER: 'off', ANALYTICS_CACHE_BYTES: String(budget) }, db: { logQueries: true } })
   const statements: string[] = []
-  ;(small.app.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { statements.push(e.query) })
+  ;(small.app.database.prisma as unknown as { $on: (e: 'query', cb: (e: { query: string }) => void) => void }).$on('query', e => { statements.push(e.query) })
   const { tenant, ids } = await seed(small.prisma)
   const askSmall = async (): Promise<{ body: string, sql: string[] }> => {
     await small.app.inject({ url: '/api/me', headers: tenant.auth })

@@ -12,6 +12,7 @@ import { ZoneRulesStore } from '../../src/zones/store.js'
 import { apiDatabase, buildTestApp } from '../helpers/app.js'
 import { createJob, createScreens, createTenant, type ScreenInput } from '../helpers/fixtures.js'
 import { zoneReference, type ZoneReference } from '../helpers/zone-reference.js'
+import { clientReader } from '../../src/db/sql-reader.js'
 
 // The zone rules an instance answers with are its own (src/zones/): the pinned package's by
 // default, another release when ZONE_RULES_FILE names one (how an operator moves to newer
@@ -150,7 +151,7 @@ t.test('old rule sets pruned: a set no instance has marked in use for a day is d
   await prisma.$executeRaw`UPDATE zone_rule_sets SET used_at = now() - interval '25 hours' WHERE id <> ${current.id} AND version <> '2099z'`
   await olderApp.close()
   // The running instance's mark, as its timer makes it (every 10 minutes).
-  const store = new ZoneRulesStore(prisma, current)
+  const store = new ZoneRulesStore(clientReader(prisma), current)
   await store.keep()
   t.same(await sets(), ['2099z-0000000000000000', current.id].sort(), 'the set unused for a day went; the one used 23 hours ago stayed')
   t.equal((await prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM zone_rules WHERE rule_set = ${older.id}`)[0]!.n, 0, 'with its zones')

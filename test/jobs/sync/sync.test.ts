@@ -7,6 +7,7 @@ import { expireSyncTokens } from '../../../src/admin/sync-tokens.js'
 import { walkThenSync, syncFrom, type Mirror } from '../../helpers/sync-mirror.js'
 import { untilFinished } from '../../helpers/until-finished.js'
 import { SignedJson } from '../../../src/signed-json.js'
+import { clientReader } from '../../../src/db/sql-reader.js'
 
 // Incremental sync (issue 24): a walk of the list ends with a sync_token; changed_since
 // answers the jobs changed after it (and the ids gone from the organization), each change
@@ -176,7 +177,7 @@ t.test('a token older than the change log kept answers 410 sync_token_expired; a
 t.test('expire-sync-tokens (after a restore or a lossy failover): every earlier token answers 410, later ones work', async t => {
   const before = await walkThenSync(app, acme.auth)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)).statusCode, 200)
-  await expireSyncTokens(prisma)
+  await expireSyncTokens(clientReader(prisma))
   await expectExpired(t, before.token)
   const after = await walkThenSync(app, acme.auth)
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(after.token)}`)).statusCode, 200)
@@ -280,7 +281,7 @@ t.test('changes made with the triggers off: a rebuild logs the jobs whose figure
     prisma.$executeRawUnsafe('SET LOCAL session_replication_role = replica'),
     prisma.$executeRaw`UPDATE jobs SET title = 'loaded with the triggers off' WHERE id = ${jobs[6]!.id}::uuid`,
   ])
-  await expireSyncTokens(prisma)
+  await expireSyncTokens(clientReader(prisma))
   t.equal((await get(`/api/jobs?changed_since=${encodeURIComponent(before.token)}`)).statusCode, 410, 'every earlier token, after expire-sync-tokens')
   t.equal((await walkThenSync(app, acme.auth)).jobs.get(jobs[6]!.id)?.title, 'loaded with the triggers off', 'a new walk has it')
 })
