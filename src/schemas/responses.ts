@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { ERROR_CODES, INSUFFICIENT_SCOPE, type ErrorStatus } from '../error-codes.js'
 import { HEADERS_TIMEOUT_MS, MAX_HEADER_BYTES, MAX_PARAM_LENGTH, MAX_QUERY_LENGTH, MAX_URL_LENGTH } from '../limits.js'
+import { SYNC_RETENTION, UNLESS_DEPLOYMENT } from './deployment-defaults.js'
 import { ErrorSchema, InsufficientScopeSchema, UpgradeRequiredSchema } from './error.js'
 
 // Responses in OpenAPI's own form (description, headers, content with schema and example),
@@ -69,7 +70,7 @@ const DESCRIPTIONS: Partial<Record<ErrorStatus, string>> = {
   404: 'Not found.',
   409: 'The request conflicts with the state of what it names; `code` says why.',
   422: 'The `Idempotency-Key` was used with another request (`idempotency_key_reused`).',
-  410: 'The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.',
+  410: `The sync token is older than the change log keeps changes (${SYNC_RETENTION} ${UNLESS_DEPLOYMENT}), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.`,
   408: `The request line and headers did not arrive within ${HEADERS_TIMEOUT_MS / 1000} s. The connection is closed. No rate-limit headers: it is refused before authentication.`,
   414: `The URL is too long: over ${MAX_URL_LENGTH} characters in all, a query string over ${MAX_QUERY_LENGTH}, or a path segment over ${MAX_PARAM_LENGTH}. No rate-limit headers: it is refused before authentication.`,
   431: `The request line and headers take more than ${MAX_HEADER_BYTES} bytes. The connection is closed. No rate-limit headers: it is refused before authentication.`,

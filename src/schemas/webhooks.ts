@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { DISABLE_AFTER, UNLESS_DEPLOYMENT } from './deployment-defaults.js'
 import { Count, Nullable, StringEnum, Timestamp, Uuid, Word } from './types.js'
 import { WEBHOOK_EVENT_CATALOGUE } from './webhook-event-types.js'
 
@@ -36,7 +37,7 @@ export const WebhookEndpointSchema = Type.Object({
   events: Events(),
   description: Nullable(Type.String({ maxLength: 500 }), { description: 'Free text, for the partner.' }),
   status: StringEnum(ENDPOINT_STATUSES, { description: '`enabled`: sent events. `disabled`: sent nothing (see `disabled_reason`); what it misses is recorded as failed deliveries, which `recover` resends once it is enabled again.' }),
-  disabled_reason: Nullable(Word(), { description: `Why it is disabled: ${DISABLED_REASONS.map(r => `\`${r}\``).join(', ')} (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it, or enabled it last, was revoked, or its user moved to another organization: enable it with a key of this organization to be told again; an operator, who alone enables it again). Null while enabled. More may be added.` }),
+  disabled_reason: Nullable(Word(), { description: `Why it is disabled: ${DISABLED_REASONS.map(r => `\`${r}\``).join(', ')} (requested by PATCH; it answered 410 Gone; every delivery failed for ${DISABLE_AFTER} (${UNLESS_DEPLOYMENT}); the key that made it, or enabled it last, was revoked, or its user moved to another organization: enable it with a key of this organization to be told again; an operator, who alone enables it again). Null while enabled. More may be added.` }),
   created_at: Timestamp({ description: 'Creation time.' }),
   updated_at: Timestamp({ description: 'Last change by the partner (or the service disabling it).' }),
 }, { $id: 'WebhookEndpoint', title: 'WebhookEndpoint', description: 'A webhook endpoint of the organization: it is told of the organization\'s job changes, as the API key that made it may read them.', additionalProperties: false })

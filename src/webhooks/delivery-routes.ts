@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ApiError, invalidRequest } from '../errors.js'
+import { DELIVERY_RETENTION, UNLESS_DEPLOYMENT } from '../schemas/deployment-defaults.js'
 import { webhookDeliveryExample } from '../schemas/examples.js'
 import { ConditionalHeaders } from '../schemas/params.js'
 import { errorResponses, notModifiedResponse, okResponse, writeResponse } from '../schemas/responses.js'
@@ -30,7 +31,7 @@ const disabled = (state: { disabledReason: string | null }): ApiError => state.d
 const listWebhookDeliveriesSchema = {
   operationId: 'listWebhookDeliveries',
   summary: 'List an endpoint\'s delivery attempts',
-  description: 'Every attempt to deliver an event to the endpoint, newest first, `limit` per page (kept WEBHOOK_DELIVERY_RETENTION_DAYS, 30 by default): its event, its outcome, the status answered or why there was none, how long it took, and when the event will be tried again. Needs `webhooks:read`.',
+  description: `Every attempt to deliver an event to the endpoint, newest first, \`limit\` per page (each kept ${DELIVERY_RETENTION}, ${UNLESS_DEPLOYMENT}): its event, its outcome, the status answered or why there was none, how long it took, and when the event will be tried again. Needs \`webhooks:read\`.`,
   tags,
   security: [{ bearerAuth: ['webhooks:read'] }],
   params: EndpointParams,

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { Prisma } from '../db/database.js'
 import { CONFLICT_CODES } from '../error-codes.js'
 import { ApiError, invalidRequest } from '../errors.js'
+import { ENDPOINTS_MAX, UNLESS_DEPLOYMENT } from '../schemas/deployment-defaults.js'
 import type { ErrorCase } from '../schemas/responses.js'
 import { Prisma as PrismaNamespace } from '../generated/prisma/client.js'
 import { historyId } from '../changes/history.js'
@@ -60,7 +61,7 @@ async function startingPosition (prisma: Prisma): Promise<PrismaNamespace.InputJ
 const limitMessage = (max: number): string => `The organization has ${max} webhook endpoints, as many as it may: delete one first (disabled ones count too).`
 /** The 409 past WEBHOOK_ENDPOINTS_MAX, and its account in the document. */
 const endpointLimit = (max: number): ApiError => new ApiError(409, limitMessage(max), {}, {}, CONFLICT_CODES.endpointLimit)
-export const ENDPOINT_LIMIT: ErrorCase = { description: 'The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first.', code: CONFLICT_CODES.endpointLimit, error: limitMessage(16) }
+export const ENDPOINT_LIMIT: ErrorCase = { description: `The organization has as many endpoints as it may (\`endpoint_limit_reached\`; ${ENDPOINTS_MAX} ${UNLESS_DEPLOYMENT}; disabled ones count): delete one first.`, code: CONFLICT_CODES.endpointLimit, error: limitMessage(ENDPOINTS_MAX) }
 
 export async function createEndpoint (prisma: Prisma, webhooks: EndpointWebhooks, caller: Caller, body: { url: string, events?: string[], description?: string }): Promise<WebhookEndpointCreated> {
   const url = await checkedUrl(webhooks, caller, body.url)

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { ConfigSchema } from '../../src/config.js'
 import { buildTestApp } from '../helpers/app.js'
 
 const { app } = await buildTestApp(t)
@@ -102,4 +103,11 @@ t.test('the intro and the Authorize dialog are written for a partner: no operato
     for (const scope of ['jobs:read', 'analytics:read', 'webhooks:read', 'webhooks:write']) t.match(text, scope)
   }
   t.same(doc.tags.map((tag: { name: string }) => tag.name), ['Jobs', 'Analytics', 'Account', 'Webhook endpoints'], 'one tag per family; none named like the webhooks section, whose events have no tag')
+})
+
+t.test('no description names an operator\'s environment variable (src/config.ts): a partner reads the default instead', async t => {
+  const text = JSON.stringify(doc)
+  const named = Object.keys(ConfigSchema.properties).filter(name => new RegExp(`\\b${name}\\b`).test(text))
+  t.ok(Object.keys(ConfigSchema.properties).length > 40, 'every variable of the configuration checked')
+  t.same(named, [], 'none in the document (descriptions, examples, error messages)')
 })

@@ -463,7 +463,7 @@ export type WebhookEndpoint = {
      */
     status: 'enabled' | 'disabled';
     /**
-     * Why it is disabled: `requested`, `gone`, `failing`, `key_revoked`, `key_moved`, `operator` (requested by PATCH; it answered 410 Gone; every delivery failed for WEBHOOK_DISABLE_AFTER, 5 days by default; the key that made it, or enabled it last, was revoked, or its user moved to another organization: enable it with a key of this organization to be told again; an operator, who alone enables it again). Null while enabled. More may be added.
+     * Why it is disabled: `requested`, `gone`, `failing`, `key_revoked`, `key_moved`, `operator` (requested by PATCH; it answered 410 Gone; every delivery failed for 5 days (unless your deployment says otherwise); the key that made it, or enabled it last, was revoked, or its user moved to another organization: enable it with a key of this organization to be told again; an operator, who alone enables it again). Null while enabled. More may be added.
      */
     disabled_reason: string | null;
     /**
@@ -1171,7 +1171,7 @@ export type ListJobsErrors = {
      */
     408: ApiError;
     /**
-     * The sync token is older than the change log kept (`SYNC_RETENTION_HOURS`), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.
+     * The sync token is older than the change log keeps changes (30 days unless your deployment says otherwise), or was expired by the operator (after a restore of the database): walk the list again from its first page for a new one.
      */
     410: ApiError;
     /**
@@ -1323,7 +1323,7 @@ export type CreateWebhookEndpointErrors = {
      */
     408: ApiError;
     /**
-     * The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless the operator set WEBHOOK_ENDPOINTS_MAX; disabled ones count): delete one first. Or a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
+     * The organization has as many endpoints as it may (`endpoint_limit_reached`; 16 unless your deployment says otherwise; disabled ones count): delete one first. Or a request with the same `Idempotency-Key` is still being answered (`idempotency_key_in_use`, with `Retry-After`).
      */
     409: ApiError;
     /**
