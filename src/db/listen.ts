@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as wait } from 'node:timers/promises'
-import pg from 'pg'
 import { Hearing, type HearingHandlers } from './hearing.js'
+import { hangUp, keepListening, type Listener, PROBE_PREFIX } from './keep-listening.js'
 
 // LISTEN/NOTIFY, which Prisma does not offer: on a server, a connection of its own (a pooled
 // one may be handed to another query, and LISTEN belongs to a session); on the embedded
-// database, PGlite's own listen().
+// database, PGlite's own listen(). The connections and their probes: keep-listening.ts.
 
 export interface ListenHandlers extends HearingHandlers {
   onNotification: (payload: string) => void
@@ -32,7 +31,9 @@ export interface ListenOptions {
 }
 
 export const HEARTBEAT_MS = 5000
-const RETRY_MAX_MS = 5000
+
+/** Payloads of the listener's own probes (keep-listening.ts sends them). */
+export { PROBE_PREFIX }
 
 /**
  * How long a probe that came back vouches for the listener, from the moment it was sent: the
@@ -41,13 +42,6 @@ const RETRY_MAX_MS = 5000
  * than this: 7 s with the defaults (HEARTBEAT_MS + DB_CONNECTION_TIMEOUT_MS).
  */
 export const proofLifetimeMs = (timeoutMs: number, heartbeatMs = HEARTBEAT_MS): number => heartbeatMs + timeoutMs
-
-/** Payloads of the listener's own probes: never a table name, which the triggers send. */
-export const PROBE_PREFIX = 'listener-probe:'
-
-const sleep = async (ms: number, signal?: AbortSignal): Promise<void> => { await wait(Math.max(0, ms), undefined, { ref: false, ...(signal !== undefined ? { signal } : {}) }).catch(() => {}) }
-
-class Deaf extends Error {}
 
 /**
  * Listens on `channel` until closed, reconnecting with a growing delay. Listening is proved,
@@ -69,107 +63,32 @@ class Deaf extends Error {}
 export async function listenOnServer (url: string, channel: string, handlers: ListenHandlers, options: ListenOptions): Promise<Subscription> {
   const { timeoutMs, probe } = options
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
-  const lifetimeMs = proofLifetimeMs(timeoutMs, heartbeatMs)
   const closing = new AbortController()
-  // Raced with a probe: a close does not wait for one (on a frozen database, its timeout).
-  const closed = new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) })
-  const prefix = `${PROBE_PREFIX}${randomUUID()}:`
-  const hearing = new Hearing(handlers, lifetimeMs)
-  let wake: (() => void) | undefined
-  let firstAttempt: () => void = () => {}
-  const attempted = new Promise<void>(resolve => { firstAttempt = resolve })
-  let current: pg.Client | undefined
-  const drop = (client: pg.Client): void => { (client as unknown as { connection?: { stream?: { destroy: () => void } } }).connection?.stream?.destroy() }
-  // end() waits for the server's goodbye, which a frozen server never sends.
-  const end = async (client: pg.Client): Promise<void> => { await Promise.race([client.end().catch(() => {}), sleep(timeoutMs)]) }
-
-  async function session (): Promise<void> {
-    const client = new pg.Client({ connectionString: url, application_name: 'screening-read-api:listen', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, keepAlive: true })
-    // An object, not a variable: set by the 'end' event while the heartbeat loops.
-    const connection = { over: false }
-    let deaf = false
-    // Nothing is heard from here on: false at once, not at the proof's deadline.
-    const ended = new Promise<void>(resolve => { client.once('end', () => { connection.over = true; hearing.report(false, deaf ? 'no_echo' : 'disconnected'); resolve() }) })
-    client.on('error', () => { drop(client) })
-    current = client
-    client.on('notification', message => {
-      const payload = message.payload ?? ''
-      if (!payload.startsWith(PROBE_PREFIX)) { handlers.onNotification(payload); return }
-      if (!payload.startsWith(prefix)) return // another instance's
-      if (hearing.heard(Number(payload.slice(prefix.length)))) wake?.()
-    })
-    try {
-      await client.connect()
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
-    } catch (error) {
-      hearing.report(false, 'disconnected')
-      firstAttempt()
-      drop(client)
-      await end(client)
-      throw error
-    }
-    const until = async (at: number): Promise<void> => { await Promise.race([sleep(at - performance.now(), closing.signal), ended]) }
-    const heartbeat = (async () => {
-      let nextAt = performance.now()
-      while (!closing.signal.aborted && !connection.over) {
-        await until(nextAt)
-        if (closing.signal.aborted || connection.over) return
-        const startedAt = performance.now()
-        // Probes go every heartbeatMs from the last one sent, however long that one took.
-        nextAt = startedAt + heartbeatMs
-        hearing.delivered = false
-        if (handlers.probing?.() === false) continue
-        const n = hearing.send(startedAt)
-        // A probe still under way when the connection ends is not waited for: its echo, if
-        // the next connection hears it, still counts from when it was sent.
-        const sending = await Promise.race([probe(`${prefix}${n}`).then(() => true, () => false), closed, ended.then(() => false)])
-        if (closing.signal.aborted || connection.over) return
-        if (!sending) {
-          // Nothing learnt about the listener (the primary unreachable, its pool saturated):
-          // the last proof lapses at its deadline all the same. The connection is checked
-          // the plain way.
-          firstAttempt()
-          await client.query('SELECT 1').catch(() => { drop(client) })
-          continue
-        }
-        hearing.delivered = true
-        // Usually back before pg_notify's own answer; otherwise within timeoutMs.
-        const echoBy = performance.now() + timeoutMs
-        while (!hearing.heardSince(n) && performance.now() < echoBy && !closing.signal.aborted && !connection.over) {
-          await Promise.race([new Promise<void>(resolve => { wake = resolve }), sleep(echoBy - performance.now(), closing.signal), ended])
-          wake = undefined
-        }
-        if (closing.signal.aborted || connection.over) return
-        if (!hearing.heardSince(n)) {
-          deaf = true
-          hearing.report(false, 'no_echo')
-          firstAttempt()
-          drop(client)
-          return
-        }
-        firstAttempt()
-      }
-    })()
-    await ended
-    await heartbeat
-    // Not heard: retried like a failed connection, with a growing delay.
-    if (deaf) throw new Deaf()
+  let attempted: () => void = () => {}
+  const firstAttempt = new Promise<void>(resolve => { attempted = resolve })
+  const listener: Listener = {
+    url,
+    channel,
+    timeoutMs,
+    heartbeatMs,
+    probe,
+    probing: () => handlers.probing?.() !== false,
+    onNotification: payload => { handlers.onNotification(payload) },
+    prefix: `${PROBE_PREFIX}${randomUUID()}:`,
+    hearing: new Hearing(handlers, proofLifetimeMs(timeoutMs, heartbeatMs)),
+    closing: closing.signal,
+    closed: new Promise<false>(resolve => { closing.signal.addEventListener('abort', () => { resolve(false) }, { once: true }) }),
+    wake: undefined,
+    attempted,
+    current: undefined,
   }
-
-  const loop = (async () => {
-    let delay = 100
-    while (!closing.signal.aborted) {
-      await session().then(() => { delay = 100 }, () => { delay = Math.min(delay * 2, RETRY_MAX_MS) })
-      await sleep(delay, closing.signal)
-    }
-  })()
-
-  await attempted
+  const loop = keepListening(listener)
+  await firstAttempt
   return {
     close: async () => {
       closing.abort()
-      hearing.close()
-      if (current !== undefined) { await end(current); drop(current) }
+      listener.hearing.close()
+      await hangUp(listener)
       await loop
     },
   }
