@@ -169,8 +169,8 @@ export async function rotateSecret (prisma: Prisma, webhooks: EndpointWebhooks, 
 const ReplacedRow = Type.Object({ until: OrNull(Type.Date()) })
 
 /** Seals in `sealed` as the endpoint's secret: until when the old one signs too (null: not at all); undefined when not the organization's. */
-export async function replaceSecret (writer: SqlReader, organizationId: string, id: string, sealed: Uint8Array, graceSeconds: number): Promise<Date | null | undefined> {
-  const [row] = await writer.rows(ReplacedRow, sql`
+export async function replaceSecret (db: SqlReader, organizationId: string, id: string, sealed: Uint8Array, graceSeconds: number): Promise<Date | null | undefined> {
+  const [row] = await db.rows(ReplacedRow, sql`
     UPDATE webhook_endpoints
     SET previous_secret = CASE WHEN ${graceSeconds}::int > 0 THEN secret END,
         previous_secret_until = CASE WHEN ${graceSeconds}::int > 0 THEN now() + ${graceSeconds}::int * interval '1 second' END,
