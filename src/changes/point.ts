@@ -48,7 +48,7 @@ export const StatementPointColumns = {
   history: Type.Optional(Type.String()),
 }
 
-export const CurrentPointRow = Type.Object({ snapshot: Type.String(), generation: Type.Integer(), history: Type.String() })
+const CurrentPointRow = Type.Object({ ...StatementPointColumns, history: Type.String() })
 
 /** What `reader` sees now, with the database's history: where a new webhook endpoint starts. */
 export const currentPoint = async (reader: SqlReader): Promise<Static<typeof CurrentPointRow>> => (await reader.rows(CurrentPointRow, SYNC_POINT(true)))[0]!

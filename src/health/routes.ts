@@ -21,6 +21,7 @@ export interface HealthOptions {
  * check never fails over a header.
  */
 const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { metricsToken }) => {
+  const primary = clientReader(app.database.prisma)
   const operator = metricsToken === undefined ? () => false : bearerMatcher(metricsToken)
 
   app.get('/live', { schema: { hide: true } }, async () => ({ status: 'ok' }))
@@ -34,7 +35,7 @@ const healthRoutes: FastifyPluginAsync<HealthOptions> = async (app, { metricsTok
       timer = setTimeout(() => { reject(new Error('readiness query timed out')) }, READY_TIMEOUT_MS)
     })
     try {
-      await Promise.race([databaseAnswers(clientReader(app.database.prisma)), timeout])
+      await Promise.race([databaseAnswers(primary), timeout])
     } catch (err) {
       app.log.warn({ err }, 'database not ready')
       throw databaseUnavailable()
